@@ -1,0 +1,44 @@
+/* locate: finding the real nvcc, and never nvshim itself.
+ *
+ * Order: the real_nvcc setting (NVSHIM_NVCC or NVSHIM_REAL_NVCC in the environment), else
+ * $CUDA_HOME/bin/nvcc, else $CUDA_PATH/bin/nvcc, else the first nvcc on PATH, else
+ * /usr/local/cuda/bin/nvcc. Every candidate that is nvshim itself (the same file by inode, which
+ * covers symlinks and hard links to it) is skipped. A real_nvcc that is missing, not executable
+ * or nvshim itself is an error: an explicit choice is never silently replaced.
+ *
+ * The loop guard: nvshim puts NVSHIM_DEPTH in the environment of the nvcc it runs. An nvshim
+ * that acts as nvcc and finds NVSHIM_DEPTH already set was started, directly or through a
+ * wrapper script, by the nvcc its parent chose: it stops at once with an error.
+ */
+#ifndef NVSHIM_LOCATE_H
+#define NVSHIM_LOCATE_H
+
+#include <sys/types.h>
+
+#include "nvshim/config.h"
+
+#define LOCATE_DEPTH_VAR "NVSHIM_DEPTH"
+
+struct self {
+	char *exe;     /* resolved path of the running nvshim, or NULL */
+	char *exe_dir; /* its directory */
+	dev_t dev;
+	ino_t ino;
+	int known;     /* dev/ino are valid */
+};
+
+void locate_self(struct self *self);
+void locate_self_release(struct self *self);
+
+/* 1 if path names an executable regular file that is not nvshim itself. */
+int locate_is_candidate(const struct self *self, const char *path, int *is_self);
+
+/* Finds the real nvcc. Returns 0 with *path and *how (where it came from; both xmalloc'ed) set,
+ * or -1 after printing one error line. */
+int locate_nvcc(const struct config *c, config_getenv_fn env, const struct self *self, char **path,
+		char **how);
+
+/* The current depth from the environment (0 when unset or malformed). */
+int locate_depth(config_getenv_fn env);
+
+#endif

@@ -1,0 +1,32 @@
+/* runner: the only module that starts processes, through libiberty's pex_* (no shell, no
+ * system()).
+ *
+ * runner_run() hands the child nvshim's own stdin, stdout and stderr, so everything passes
+ * through unchanged, and returns the child's exit status; a child killed by signal N gives
+ * 128+N, as a shell reports it. While the child runs, nvshim ignores SIGINT and SIGQUIT (the
+ * terminal sends them to the child too, and its status says what happened).
+ *
+ * runner_capture() runs a command for nvshim's own use and returns its stdout.
+ */
+#ifndef NVSHIM_RUNNER_H
+#define NVSHIM_RUNNER_H
+
+#include "nvshim/argv.h"
+
+struct run_result {
+	int status;     /* exit status, or 128+N */
+	int signal;     /* N when killed by a signal, else 0 */
+	double wall_ms;
+};
+
+/* args->v[0] is the program's argv[0]; `path` is what is executed. Returns 0, or -1 after
+ * printing an error when the program could not be started (res->status is then 127). */
+int runner_run(const char *path, const struct argv *args, struct run_result *res);
+
+/* Runs path with args (args->v[0] is argv[0]), stdin inherited and stderr discarded,
+ * and returns its whole stdout in *out (xmalloc'ed). Returns the exit status, or -1. */
+int runner_capture(const char *path, const struct argv *args, char **out);
+
+double runner_now_ms(void);
+
+#endif

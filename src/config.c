@@ -1,0 +1,527 @@
+#include "nvshim/config.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <strings.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ini.h>
+#include <libiberty.h>
+
+#define ITEM(n, t, f, alias, h) { #n, t, offsetof(struct config, n), f, alias, h }
+
+const struct config_item config_items[] = {
+	ITEM(real_nvcc, CONF_PATH, CONF_PROGRAM, "NVSHIM_NVCC",
+	     "The nvcc to run. Empty: $CUDA_HOME or $CUDA_PATH/bin/nvcc, else the first nvcc on PATH "
+	     "that is not nvshim, else /usr/local/cuda/bin/nvcc."),
+	ITEM(verbosity, CONF_VERBOSITY, 0, NULL,
+	     "How much nvshim says on stderr: quiet (errors only), normal (warnings and every "
+	     "rewrite), verbose (also what it decided and why), debug."),
+	ITEM(log_file, CONF_PATH, 0, NULL,
+	     "Append one JSON line per invocation here: argv in and out, notes, exit status, wall "
+	     "time. Empty: no log."),
+	ITEM(strict, CONF_BOOL, 0, NULL,
+	     "Turn every nvshim warning (a bad config line, an internal problem) into an error that "
+	     "fails the command, for CI. Off: nvshim warns and runs nvcc unchanged (fail open)."),
+	ITEM(cache_dir, CONF_PATH, 0, NULL,
+	     "Where nvshim keeps its caches and temporary files. Default: $XDG_CACHE_HOME/nvshim, "
+	     "else ~/.cache/nvshim."),
+	ITEM(trust_project, CONF_BOOL, CONF_NOT_PROJECT, NULL,
+	     "Let a project's .nvshim.ini choose programs to run (real_nvcc). Only the system or user "
+	     "file, the environment or an option can set this."),
+	ITEM(options_file_threshold, CONF_SIZE, 0, NULL,
+	     "A rewritten command line longer than this many bytes is passed to nvcc through a "
+	     "private --options-file, removed afterwards."),
+};
+const size_t config_nitems = sizeof(config_items) / sizeof(config_items[0]);
+
+static const char *const layer_names[] = {
+	[LAYER_DEFAULT] = "default", [LAYER_INSTALL] = "install", [LAYER_SYSTEM] = "system",
+	[LAYER_USER] = "user",	     [LAYER_PROJECT] = "project", [LAYER_ENV] = "environment",
+	[LAYER_FLAG] = "option",
+};
+
+static const char *const verbosity_names[] = { "quiet", "normal", "verbose", "debug" };
+
+const struct config_item *config_item_find(const char *name)
+{
+	for (size_t i = 0; i < config_nitems; i++)
+		if (!strcmp(config_items[i].name, name))
+			return &config_items[i];
+	return NULL;
+}
+
+static size_t item_index(const struct config_item *item) { return (size_t)(item - config_items); }
+
+static void problem(struct config *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(struct config *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	argv_push_owned(&c->problems, xvasprintf(fmt, ap));
+	va_end(ap);
+}
+
+static void set_origin(struct config *c, const struct config_item *item, enum config_layer layer,
+		       const char *origin)
+{
+	size_t i = item_index(item);
+	free(c->origin[i]);
+	c->origin[i] = xstrdup(origin);
+	c->layer[i] = layer;
+}
+
+void config_init(struct config *c, config_getenv_fn env)
+{
+	memset(c, 0, sizeof(*c));
+	argv_init(&c->files);
+	argv_init(&c->problems);
+	c->verbosity = VERBOSITY_NORMAL;
+	c->options_file_threshold = 65536;
+	const char *xdg = env ? env("XDG_CACHE_HOME") : NULL;
+	const char *home = env ? env("HOME") : NULL;
+	if (xdg && *xdg == '/')
+		c->cache_dir = concat(xdg, "/nvshim", NULL);
+	else if (home && *home)
+		c->cache_dir = concat(home, "/.cache/nvshim", NULL);
+	else
+		c->cache_dir = xasprintf("/tmp/nvshim-%lu", (unsigned long)getuid());
+	for (size_t i = 0; i < config_nitems; i++)
+		set_origin(c, &config_items[i], LAYER_DEFAULT, "default");
+}
+
+void config_release(struct config *c)
+{
+	free(c->real_nvcc);
+	free(c->log_file);
+	free(c->cache_dir);
+	for (size_t i = 0; i < config_nitems; i++)
+		free(c->origin[i]);
+	argv_release(&c->files);
+	argv_release(&c->problems);
+	memset(c, 0, sizeof(*c));
+	argv_init(&c->files);
+	argv_init(&c->problems);
+}
+
+static int parse_bool(const char *v, int *out)
+{
+	static const char *const yes[] = { "1", "true", "yes", "on" };
+	static const char *const no[] = { "0", "false", "no", "off" };
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(v, yes[i])) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcasecmp(v, no[i])) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static char *expand_path(const char *v, const char *base_dir)
+{
+	if (!*v)
+		return xstrdup("");
+	if (v[0] == '~' && (v[1] == '/' || v[1] == '\0')) {
+		const char *home = getenv("HOME");
+		if (home)
+			return concat(home, v + 1, NULL);
+	}
+	if (v[0] != '/' && base_dir)
+		return concat(base_dir, "/", v, NULL);
+	return xstrdup(v);
+}
+
+int config_set(struct config *c, const struct config_item *item, const char *value,
+	       enum config_layer layer, const char *origin, const char *base_dir, char **why)
+{
+	void *dest = (char *)c + item->offset;
+	*why = NULL;
+
+	if (layer == LAYER_PROJECT && (item->flags & CONF_NOT_PROJECT)) {
+		*why = xasprintf("'%s' cannot be set by a project file; ignored", item->name);
+		return -1;
+	}
+	if (layer == LAYER_PROJECT && (item->flags & CONF_PROGRAM) && !c->trust_project) {
+		*why = xasprintf("'%s' chooses a program to run and a project file cannot set it "
+				 "(trust_project = true in the user file allows it); ignored",
+				 item->name);
+		return -1;
+	}
+	switch (item->type) {
+	case CONF_STRING:
+	case CONF_PATH: {
+		char *s = item->type == CONF_PATH ? expand_path(value, base_dir) : xstrdup(value);
+		free(*(char **)dest);
+		*(char **)dest = s;
+		break;
+	}
+	case CONF_BOOL: {
+		int b;
+		if (parse_bool(value, &b)) {
+			*why = xasprintf("'%s' must be true or false, not '%s'", item->name, value);
+			return -1;
+		}
+		*(int *)dest = b;
+		break;
+	}
+	case CONF_VERBOSITY: {
+		size_t i;
+		for (i = 0; i < 4; i++)
+			if (!strcasecmp(value, verbosity_names[i]) ||
+			    (value[0] == (char)('0' + i) && !value[1]))
+				break;
+		if (i == 4) {
+			*why = xasprintf("'%s' must be one of quiet, normal, verbose, debug, not '%s'",
+					 item->name, value);
+			return -1;
+		}
+		*(enum verbosity *)dest = (enum verbosity)i;
+		break;
+	}
+	case CONF_SIZE: {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(value, &end, 10);
+		if (errno || end == value || *end || value[0] == '-' || n > SIZE_MAX) {
+			*why = xasprintf("'%s' must be a number of bytes, not '%s'", item->name, value);
+			return -1;
+		}
+		*(size_t *)dest = (size_t)n;
+		break;
+	}
+	}
+	set_origin(c, item, layer, origin);
+	return 0;
+}
+
+struct file_state {
+	struct config *c;
+	FILE *fp;
+	const char *path;
+	char *dir;
+	enum config_layer layer;
+	int line;
+};
+
+/* Reads one line for inih, counting lines and catching what inih would silently misread:
+ * lines longer than its buffer, and lines that are neither a setting, a section nor a
+ * comment. Those are reported and replaced by an empty line. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct file_state *st = stream;
+	if (!fgets(str, num, st->fp))
+		return NULL;
+	st->line++;
+	size_t len = strlen(str);
+	if (len == (size_t)num - 1 && str[len - 1] != '\n' && !feof(st->fp)) {
+		int ch;
+		while ((ch = fgetc(st->fp)) != EOF && ch != '\n')
+			;
+		problem(st->c, "%s:%d: line longer than %d characters; ignored", st->path, st->line,
+			num - 2);
+		str[0] = '\0';
+		return str;
+	}
+	const char *p = str;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p && *p != ';' && *p != '#' && *p != '[' && !strchr(p, '=') && !strchr(p, ':')) {
+		char *shown = xstrdup(p);
+		shown[strcspn(shown, "\r\n")] = '\0';
+		problem(st->c, "%s:%d: expected 'name = value', found '%s'", st->path, st->line, shown);
+		free(shown);
+		str[0] = '\0';
+	}
+	return str;
+}
+
+static int on_setting(void *user, const char *section, const char *name, const char *value)
+{
+	struct file_state *st = user;
+	char *origin = xasprintf("%s:%d", st->path, st->line);
+	if (*section && strcmp(section, "nvshim")) {
+		problem(st->c, "%s: unknown section [%s]; '%s' ignored", origin, section, name);
+	} else {
+		const struct config_item *item = config_item_find(name);
+		char *why = NULL;
+		if (!item)
+			problem(st->c, "%s: unknown setting '%s'", origin, name);
+		else if (config_set(st->c, item, value, st->layer, origin, st->dir, &why))
+			problem(st->c, "%s: %s", origin, why);
+		free(why);
+	}
+	free(origin);
+	return 1;
+}
+
+int config_load_file(struct config *c, const char *path, enum config_layer layer)
+{
+	struct file_state st = { c, NULL, path, NULL, layer, 0 };
+	struct stat sb;
+
+	if (!path || stat(path, &sb))
+		return 0;
+	if (S_ISDIR(sb.st_mode)) {
+		problem(c, "%s: is a directory, not a configuration file", path);
+		return 0;
+	}
+	st.fp = fopen(path, "r");
+	if (!st.fp) {
+		problem(c, "%s: cannot read: %s", path, strerror(errno));
+		return 0;
+	}
+	const char *slash = strrchr(path, '/');
+	st.dir = slash ? xstrndup(path, (size_t)(slash - path + (slash == path))) : NULL;
+	ini_allow_multiline = false;
+	int rc = ini_parse_stream(read_line, &st, on_setting, &st);
+	if (rc > 0)
+		problem(c, "%s:%d: not a valid line (expected 'name = value' or '[section]')", path, rc);
+	fclose(st.fp);
+	free(st.dir);
+	argv_pushf(&c->files, "%s (%s)", path, layer_names[layer]);
+	return 1;
+}
+
+static char *env_name(const char *item)
+{
+	char *s = concat("NVSHIM_", item, NULL);
+	for (char *p = s; *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	return s;
+}
+
+void config_load_env(struct config *c, config_getenv_fn env)
+{
+	for (size_t i = 0; i < config_nitems; i++) {
+		const struct config_item *item = &config_items[i];
+		char *name = env_name(item->name);
+		const char *names[] = { item->env_alias, name };
+		/* The alias first, so the canonical name wins when both are set. */
+		for (size_t k = 0; k < 2; k++) {
+			const char *v = names[k] ? env(names[k]) : NULL;
+			char *why = NULL;
+			if (!v)
+				continue;
+			char *origin = concat("env ", names[k], NULL);
+			if (config_set(c, item, v, LAYER_ENV, origin, NULL, &why))
+				problem(c, "%s: %s", names[k], why);
+			free(why);
+			free(origin);
+		}
+		free(name);
+	}
+}
+
+void config_take_flags(struct config *c, struct argv *args)
+{
+	static const char prefix[] = "--nvshim-";
+	for (size_t i = 0; i < args->n;) {
+		const char *arg = args->v[i];
+		if (strncmp(arg, prefix, sizeof(prefix) - 1)) {
+			i++;
+			continue;
+		}
+		const char *spec = arg + sizeof(prefix) - 1;
+		const char *eq = strchr(spec, '=');
+		char *name = eq ? xstrndup(spec, (size_t)(eq - spec)) : xstrdup(spec);
+		for (char *p = name; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		const struct config_item *item = config_item_find(name);
+		char *why = NULL;
+		char *origin = eq ? xstrndup(arg, (size_t)(eq - arg)) : xstrdup(arg);
+		char *shown = concat("option ", origin, NULL);
+		if (!item)
+			problem(c, "unknown option '%s' (nvshim options: --nvshim-<setting>=<value>)", origin);
+		else if (!eq && item->type != CONF_BOOL)
+			problem(c, "option '%s' needs a value: %s=<value>", arg, arg);
+		else if (config_set(c, item, eq ? eq + 1 : "true", LAYER_FLAG, shown, NULL, &why))
+			problem(c, "%s: %s", origin, why);
+		free(why);
+		free(shown);
+		free(origin);
+		free(name);
+		argv_remove(args, i);
+	}
+}
+
+void config_default_paths(struct config_paths *p, struct argv *store, const char *exe_dir,
+			  config_getenv_fn env)
+{
+	memset(p, 0, sizeof(*p));
+	argv_release(store);
+	if (exe_dir) {
+		argv_pushf(store, "%s/../etc/nvshim.ini", exe_dir);
+		p->install = store->v[store->n - 1];
+	}
+	p->system = "/etc/nvshim.ini";
+	const char *xdg = env("XDG_CONFIG_HOME");
+	const char *home = env("HOME");
+	if (xdg && *xdg == '/')
+		argv_pushf(store, "%s/nvshim/nvshim.ini", xdg);
+	else if (home && *home)
+		argv_pushf(store, "%s/.config/nvshim/nvshim.ini", home);
+	else
+		argv_push(store, "");
+	p->user = *store->v[store->n - 1] ? store->v[store->n - 1] : NULL;
+	char *cwd = getcwd(NULL, 0);
+	if (cwd) {
+		argv_push_owned(store, cwd);
+		p->project_start = cwd;
+	}
+}
+
+/* The first .nvshim.ini from dir upwards, or NULL (xmalloc'ed). */
+static char *find_project_file(const char *dir)
+{
+	char *d = xstrdup(dir);
+	for (;;) {
+		char *path = concat(d, strcmp(d, "/") ? "/" : "", ".nvshim.ini", NULL);
+		struct stat sb;
+		if (!stat(path, &sb) && S_ISREG(sb.st_mode)) {
+			free(d);
+			return path;
+		}
+		free(path);
+		char *slash = strrchr(d, '/');
+		if (!slash || !strcmp(d, "/"))
+			break;
+		if (slash == d)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	free(d);
+	return NULL;
+}
+
+/* trust_project decides how the project file is read, and the environment and options that may
+ * set it are applied after that file: read them ahead, silently (they are applied, and their
+ * problems reported, in their turn). */
+static void look_ahead_trust(struct config *c, config_getenv_fn env, const struct argv *args)
+{
+	const char *v = env ? env("NVSHIM_TRUST_PROJECT") : NULL;
+	int b;
+	if (v && !parse_bool(v, &b))
+		c->trust_project = b;
+	for (size_t i = 0; args && i < args->n; i++) {
+		const char *a = args->v[i];
+		if (strncmp(a, "--nvshim-trust", 14) || (a[14] != '-' && a[14] != '_') ||
+		    strncmp(a + 15, "project", 7) || (a[22] && a[22] != '='))
+			continue;
+		b = 1;
+		if (!a[22] || !parse_bool(a + 23, &b))
+			c->trust_project = b;
+	}
+}
+
+void config_load(struct config *c, const struct config_paths *paths, config_getenv_fn env,
+		 struct argv *args)
+{
+	char *real_install = paths->install ? lrealpath(paths->install) : NULL;
+	config_load_file(c, real_install, LAYER_INSTALL);
+	free(real_install);
+	config_load_file(c, paths->system, LAYER_SYSTEM);
+	config_load_file(c, paths->user, LAYER_USER);
+	look_ahead_trust(c, env, args);
+	if (paths->project_start) {
+		char *project = find_project_file(paths->project_start);
+		if (project)
+			config_load_file(c, project, LAYER_PROJECT);
+		free(project);
+	}
+	config_load_env(c, env);
+	if (args)
+		config_take_flags(c, args);
+}
+
+int config_report(struct config *c)
+{
+	diag_set_verbosity(c->verbosity);
+	diag_set_strict(c->strict);
+	int n = (int)c->problems.n;
+	for (size_t i = 0; i < c->problems.n; i++)
+		warning("%s", c->problems.v[i]);
+	argv_release(&c->problems);
+	return n;
+}
+
+char *config_format(const struct config *c, const struct config_item *item)
+{
+	const void *src = (const char *)c + item->offset;
+	switch (item->type) {
+	case CONF_STRING:
+	case CONF_PATH:
+		return xstrdup(*(char *const *)src ? *(char *const *)src : "");
+	case CONF_BOOL:
+		return xstrdup(*(const int *)src ? "true" : "false");
+	case CONF_VERBOSITY:
+		return xstrdup(verbosity_names[*(const enum verbosity *)src]);
+	case CONF_SIZE:
+		return xasprintf("%zu", *(const size_t *)src);
+	}
+	BUG("config item %s has no type", item->name);
+}
+
+void config_print(const struct config *c, FILE *out)
+{
+	for (size_t i = 0; i < config_nitems; i++) {
+		char *v = config_format(c, &config_items[i]);
+		fprintf(out, "%-24s = %-32s # %s\n", config_items[i].name, v, c->origin[i]);
+		free(v);
+	}
+	fprintf(out, "\n# files read, lowest first:\n");
+	if (!c->files.n)
+		fprintf(out, "#   (none)\n");
+	for (size_t i = 0; i < c->files.n; i++)
+		fprintf(out, "#   %s\n", c->files.v[i]);
+}
+
+void config_write_template(FILE *out)
+{
+	struct config defaults;
+	config_init(&defaults, NULL);
+	fprintf(out, "; nvshim configuration: the installed defaults (<prefix>/etc/nvshim.ini).\n"
+		     ";\n"
+		     "; Later files and settings override earlier ones, lowest first:\n"
+		     ";   this file < /etc/nvshim.ini < ~/.config/nvshim/nvshim.ini < a project's "
+		     ".nvshim.ini\n"
+		     ";   < NVSHIM_<NAME> environment variables < --nvshim-<name>=<value> options.\n"
+		     "; `nvshim config` prints every value and where it came from. Each setting "
+		     "below is\n"
+		     "; commented out and shows its built-in default. This file is generated by\n"
+		     "; `nvshim config --template` from nvshim's settings table.\n\n[nvshim]\n");
+	for (size_t i = 0; i < config_nitems; i++) {
+		const struct config_item *item = &config_items[i];
+		const char *h = item->help;
+		fprintf(out, "\n");
+		while (*h) {
+			size_t len = strlen(h);
+			if (len > 90) {
+				len = 90;
+				while (len > 0 && h[len] != ' ')
+					len--;
+			}
+			fprintf(out, "; %.*s\n", (int)len, h);
+			h += len;
+			while (*h == ' ')
+				h++;
+		}
+		char *v = item->offset == offsetof(struct config, cache_dir) ? xstrdup("")
+									     : config_format(&defaults, item);
+		fprintf(out, ";%s = %s\n", item->name, v);
+		free(v);
+	}
+	config_release(&defaults);
+}
