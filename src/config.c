@@ -520,7 +520,7 @@ void config_write_template(FILE *out)
 		}
 		char *v = item->offset == offsetof(struct config, cache_dir) ? xstrdup("")
 									     : config_format(&defaults, item);
-		fprintf(out, ";%s = %s\n", item->name, v);
+		fprintf(out, ";%s =%s%s\n", item->name, *v ? " " : "", v);
 		free(v);
 	}
 	config_release(&defaults);

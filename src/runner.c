@@ -34,6 +34,8 @@ static void decode_status(int wstatus, struct run_result *res)
 	}
 }
 
+static void on_signal(int sig) { (void)sig; }
+
 int runner_run(const char *path, const struct argv *args, struct run_result *res)
 {
 	struct sigaction ign = { 0 }, old_int, old_quit;
@@ -46,7 +48,10 @@ int runner_run(const char *path, const struct argv *args, struct run_result *res
 	if (!pex)
 		return error("cannot run '%s': %s", path, strerror(errno));
 
-	ign.sa_handler = SIG_IGN;
+	/* A handler, not SIG_IGN: an ignored signal would stay ignored in the child across exec,
+	 * and nvcc would no longer stop on ^C. SA_RESTART keeps pex's waitpid going. */
+	ign.sa_handler = on_signal;
+	ign.sa_flags = SA_RESTART;
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);

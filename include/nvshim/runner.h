@@ -3,7 +3,7 @@
  *
  * runner_run() hands the child nvshim's own stdin, stdout and stderr, so everything passes
  * through unchanged, and returns the child's exit status; a child killed by signal N gives
- * 128+N, as a shell reports it. While the child runs, nvshim ignores SIGINT and SIGQUIT (the
+ * 128+N, as a shell reports it. While the child runs, nvshim survives SIGINT and SIGQUIT (the
  * terminal sends them to the child too, and its status says what happened).
  *
  * runner_capture() runs a command for nvshim's own use and returns its stdout.

@@ -1,0 +1,91 @@
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "nvshim/runner.h"
+
+static int run_sh(const char *script, struct run_result *res)
+{
+	struct argv a = ARGV_INIT;
+	argv_push(&a, "sh");
+	argv_push(&a, "-c");
+	argv_push(&a, script);
+	int rc = runner_run("/bin/sh", &a, res);
+	argv_release(&a);
+	return rc;
+}
+
+Test(runner, exit_status_passes_through)
+{
+	struct run_result res;
+	cr_assert_eq(run_sh("exit 0", &res), 0);
+	cr_assert_eq(res.status, 0);
+	cr_assert_eq(run_sh("exit 3", &res), 0);
+	cr_assert_eq(res.status, 3);
+	cr_assert_eq(run_sh("exit 255", &res), 0);
+	cr_assert_eq(res.status, 255);
+	cr_assert_geq(res.wall_ms, 0.0);
+}
+
+Test(runner, signal_gives_128_plus_n)
+{
+	struct run_result res;
+	cr_assert_eq(run_sh("kill -9 $$", &res), 0);
+	cr_assert_eq(res.status, 137);
+	cr_assert_eq(res.signal, 9);
+	cr_assert_eq(run_sh("kill -SEGV $$", &res), 0);
+	cr_assert_eq(res.status, 128 + 11);
+	/* The runner itself survives an interrupt sent to the child. */
+	cr_assert_eq(run_sh("kill -INT $$", &res), 0);
+	cr_assert_eq(res.status, 130);
+}
+
+Test(runner, missing_program_is_an_error_with_127)
+{
+	struct argv a = ARGV_INIT;
+	argv_push(&a, "nope");
+	struct run_result res;
+	cr_assert_eq(runner_run("/nonexistent/nope", &a, &res), -1);
+	cr_assert_eq(res.status, 127);
+	argv_release(&a);
+}
+
+Test(runner, stdio_is_inherited)
+{
+	/* The child reads our stdin and writes our stdout: redirect both to files. */
+	char *dir = test_tmpdir();
+	char *in = test_write(dir, "in", "hello stdin\n");
+	char *out = concat(dir, "/out", NULL);
+	fflush(stdout);
+	cr_assert_not_null(freopen(in, "r", stdin));
+	int saved = dup(1);
+	FILE *o = fopen(out, "w");
+	dup2(fileno(o), 1);
+	struct run_result res;
+	run_sh("cat; echo err >&2", &res);
+	dup2(saved, 1);
+	close(saved);
+	fclose(o);
+	char *got = test_read(out);
+	cr_assert_str_eq(got, "hello stdin\n");
+	free(got);
+	test_rmtree(dir);
+	free(in);
+	free(out);
+	free(dir);
+}
+
+Test(runner, capture_returns_stdout_and_status)
+{
+	struct argv a = ARGV_INIT;
+	argv_push(&a, "sh");
+	argv_push(&a, "-c");
+	argv_push(&a, "printf 'a\\nb'; echo hidden >&2; exit 4");
+	char *out;
+	cr_assert_eq(runner_capture("/bin/sh", &a, &out), 4);
+	cr_assert_str_eq(out, "a\nb");
+	free(out);
+	argv_release(&a);
+}
