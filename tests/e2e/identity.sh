@@ -1,0 +1,116 @@
+#!/bin/bash
+# Identity: for each invocation, nvshim and the real nvcc give the same stdout, stderr, exit
+# status and output files (byte for byte, once nvcc's random tmpxft_ names are normalised).
+# Both run in the same directory, one after the other, so paths in their output agree.
+NVSHIM=$1 NVCC=$2
+. "$(dirname "$0")/lib.sh"
+FIXTURES=$(cd "$(dirname "$0")/fixtures" && pwd)
+RUN="$WORK/run"
+
+# run_side TOOL STDIN: runs "${ARGS[@]}" in a fresh copy of the fixtures, results in $WORK/$side.
+run_side() {
+	local side=$1 tool=$2 stdin=$3
+	rm -rf "$RUN" "$WORK/$side"
+	mkdir -p "$WORK/$side/files"
+	cp -r "$FIXTURES" "$RUN"
+	( cd "$RUN" && env "${ENVS[@]}" "$tool" "${ARGS[@]}" <"$stdin" >"$WORK/$side/stdout" 2>"$WORK/$side/stderr"; echo $? >"$WORK/$side/status" )
+	# Every file the run created.
+	( cd "$RUN" && find . -type f | sort | while read -r f; do
+		[ -e "$FIXTURES/$f" ] && cmp -s "$f" "$FIXTURES/$f" && continue
+		mkdir -p "$WORK/$side/files/$(dirname "$f")"
+		normalise "$f" >"$WORK/$side/files/$f"
+	done )
+	normalise "$WORK/$side/stdout" >"$WORK/$side/stdout.n"
+	normalise "$WORK/$side/stderr" >"$WORK/$side/stderr.n"
+}
+
+# same NAME [--stdin FILE] [--env VAR=VALUE]... -- ARGS...
+same() {
+	local name=$1 stdin=/dev/null
+	shift
+	ENVS=()
+	while [ "$1" != "--" ]; do
+		case $1 in
+		--stdin) stdin="$FIXTURES/$2"; shift 2 ;;
+		--env) ENVS+=("$2"); shift 2 ;;
+		esac
+	done
+	shift
+	ARGS=("$@")
+	run_side nvcc "$NVCC" "$stdin"
+	run_side nvshim "$NVSHIM" "$stdin"
+	local why=()
+	cmp -s "$WORK/nvcc/status" "$WORK/nvshim/status" ||
+		why+=("status: nvcc $(cat "$WORK/nvcc/status"), nvshim $(cat "$WORK/nvshim/status")")
+	cmp -s "$WORK/nvcc/stdout.n" "$WORK/nvshim/stdout.n" ||
+		why+=("stdout differs: $(diff "$WORK/nvcc/stdout.n" "$WORK/nvshim/stdout.n" | head -5 | tr '\n' '|')")
+	cmp -s "$WORK/nvcc/stderr.n" "$WORK/nvshim/stderr.n" ||
+		why+=("stderr differs: $(diff "$WORK/nvcc/stderr.n" "$WORK/nvshim/stderr.n" | head -5 | tr '\n' '|')")
+	diff -r "$WORK/nvcc/files" "$WORK/nvshim/files" >/dev/null ||
+		why+=("output files differ: $(diff -rq "$WORK/nvcc/files" "$WORK/nvshim/files" | head -3 | tr '\n' '|')")
+	if [ ${#why[@]} -eq 0 ]; then
+		local nfiles
+		nfiles=$(cd "$WORK/nvcc/files" && find . -type f | wc -l)
+		ok "$name (status $(cat "$WORK/nvcc/status"), $nfiles output file(s))"
+	else
+		not_ok "$name" "${why[@]}"
+	fi
+	# A case that is meant to produce files must produce them.
+	if [ -n "${EXPECT_FILES:-}" ] && [ "$(cd "$WORK/nvcc/files" && find . -type f | wc -l)" -eq 0 ]; then
+		not_ok "$name produced output files" "nvcc produced none: the case tests nothing"
+	fi
+}
+
+same "--version" -- --version
+same "-V" -- -V
+same "--help" -- --help
+same "no arguments" --
+same "--list-gpu-code" -- --list-gpu-code
+same "--list-gpu-arch" -- --list-gpu-arch
+EXPECT_FILES=1
+same "compile -c -o" -- -c kernel.cu -o kernel.o
+same "compile with default output name" -- -c kernel.cu
+same "-v compile" -- -v -c kernel.cu -o kernel.o
+same "-dc relocatable compile" -- -dc kernel.cu -o kernel_dc.o
+same "-MD -MF dependency file with compile" -- -c -MD -MF kernel.d kernel.cu -o kernel.o
+same "link an executable" -- kernel.cu -o prog
+same "-ptx" -- -ptx kernel.cu -o kernel.ptx
+same "-cubin for sm_80" -- -cubin -arch=sm_80 kernel.cu -o kernel.cubin
+same "-fatbin" -- -fatbin kernel.cu -o kernel.fatbin
+same "-lib" -- -lib kernel.cu -o libkernel.a
+same "-gencode in several spellings" -- -c kernel.cu -o g.o -gencode arch=compute_80,code=sm_80 \
+	"-gencode=arch=compute_90,code=[sm_90,compute_90]" "--generate-code=arch=compute_86,code=\"sm_86,compute_86\""
+same "host options and comma defines" -- -c kernel.cu -o h.o -Xcompiler -fPIC,-O2 -DFOO=1,BAR -I. -O3 -std=c++17
+same "--options-file" -- --options-file opts.txt
+same "host C++ source" -- -c host.cpp -o host.o
+same "-x cu from stdin" --stdin kernel.cu -- -x cu -c - -o stdin.o
+same "NVCC_APPEND_FLAGS applied once" --env NVCC_APPEND_FLAGS=-DAPPENDED=1 -- -c kernel.cu -o app.o -Xcompiler -Werror
+# (-lineinfo would not do here: nvcc itself does not give the same object twice with it)
+same "NVCC_PREPEND_FLAGS applied once" --env "NVCC_PREPEND_FLAGS=-DPREPENDED=1 -Xcompiler=-Wall" -- -c kernel.cu -o pre.o
+same "a warning" -- -c warn.cu -o warn.o
+EXPECT_FILES=
+same "--dryrun" -- --dryrun -c kernel.cu -o kernel.o
+same "-E to stdout" -- -E kernel.cu
+same "-M to stdout" -- -M kernel.cu
+same "--run the host part" -- --run kernel.cu -o runprog
+same "a syntax error" -- -c bad.cu -o bad.o
+same "an unknown option" -- -c kernel.cu --no-such-option
+same "a missing file" -- -c missing.cu -o missing.o
+same "an unsupported target" -- -c kernel.cu -arch=sm_70
+same "an invalid -code" -- -c kernel.cu -arch=compute_80 -code=sm_72
+same "-arch=native without a GPU" -- -c kernel.cu -o native.o -arch=native
+same "repeated -arch" -- -c kernel.cu -o twice.o -arch=sm_80 -arch=sm_86
+same "a @response file (nvcc does not read it)" -- @opts.txt
+same "-dlink of a missing object" -- -dlink missing.o -o dl.o
+
+# -dlink needs an object from a previous step: build it once, then compare the -dlink step.
+"$NVCC" -dc "$FIXTURES/kernel.cu" -o "$WORK/dc.o"
+FIXTURES_ORIG=$FIXTURES
+FIXTURES="$WORK/fixtures2"
+cp -r "$FIXTURES_ORIG" "$FIXTURES"
+cp "$WORK/dc.o" "$FIXTURES/dc.o"
+EXPECT_FILES=1
+same "-dlink" -- -dlink dc.o -o dlink.o
+same "link relocatable objects" -- dc.o -o prog_rdc
+
+finish

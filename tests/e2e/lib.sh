@@ -1,0 +1,32 @@
+# Shared helpers for the end-to-end suites. Source it; it expects NVSHIM and NVCC set.
+set -u
+export LC_ALL=C
+# Each suite runs with nvshim's own environment cleared and a private HOME.
+for v in $(env | sed -n 's/^\(NVSHIM_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+unset NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/nvshim-e2e-XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+export HOME="$WORK/home" XDG_CONFIG_HOME="$WORK/home/.config" XDG_CACHE_HOME="$WORK/home/.cache"
+mkdir -p "$HOME"
+PASSED=0
+FAILED=0
+SKIPPED=0
+ok() { PASSED=$((PASSED + 1)); echo "ok - $1"; }
+not_ok() { FAILED=$((FAILED + 1)); echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
+skip() { SKIPPED=$((SKIPPED + 1)); echo "ok - $1 # SKIP $2"; }
+check() { # check NAME COMMAND... : passes when the command succeeds
+	local name=$1; shift
+	if "$@"; then ok "$name"; else not_ok "$name" "failed: $*"; fi
+}
+finish() {
+	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+	[ "$FAILED" -eq 0 ]
+}
+# The random parts of nvcc's temporary file names, which differ between any two runs.
+normalise() { perl -0777 -pe 's/tmpxft_[0-9a-f]{8}_[0-9a-f]{8}/tmpxft_XXXXXXXX_XXXXXXXX/g' "$@"; }
+# contains TEXT PATTERN...: every (grep) pattern matches some line of TEXT
+contains() {
+	local text=$1 p
+	shift
+	for p; do grep -q -- "$p" <<<"$text" || return 1; done
+}
