@@ -90,17 +90,27 @@ int commands_nvcc(int n, char **args)
 		session_release(&s);
 		return 1;
 	}
-	diag_debug("real nvcc: %s (%s)", nvcc, how);
+	diag_note(VERBOSITY_VERBOSE, "runs %s (found through %s)", nvcc, how);
 
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
 	for (size_t i = 0; i < plan.notes.n; i++)
 		diag_note(VERBOSITY_NORMAL, "%s", plan.notes.v[i]);
+	if (!plan.notes.n)
+		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
 	if (plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
 		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan.options_file);
 
 	enter_child_depth();
-	runner_run(plan.tool, &plan.argv, &res);
+	/* With nothing to do afterwards nvshim gets out of the way; otherwise it waits. */
+	int after = (s.cfg.log_file && *s.cfg.log_file) || plan.options_file || diag_strict_errors();
+	if (!after) {
+		fflush(NULL);
+		runner_exec(plan.tool, &plan.argv);
+		res.status = 127;
+	} else {
+		runner_run(plan.tool, &plan.argv, &res);
+	}
 
 	if (s.cfg.log_file && *s.cfg.log_file) {
 		struct argv in = ARGV_INIT;

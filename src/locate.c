@@ -14,7 +14,10 @@ void locate_self(struct self *self)
 {
 	struct stat sb;
 	memset(self, 0, sizeof(*self));
-	self->exe = lrealpath("/proc/self/exe");
+	char buf[4096];
+	/* The kernel's link is already the resolved path. */
+	ssize_t len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	self->exe = len > 0 ? xstrndup(buf, (size_t)len) : NULL;
 	if (self->exe && self->exe[0] == '/') {
 		char *slash = strrchr(self->exe, '/');
 		self->exe_dir = xstrndup(self->exe, (size_t)(slash - self->exe) + (slash == self->exe));

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,13 +58,27 @@ static void add_array(char **buf, size_t *len, const char *key, const struct arg
 	adds(buf, len, "]");
 }
 
+long logfile_peak_kb(void)
+{
+	/* VmHWM is the peak of this process image only: unlike ru_maxrss it does not carry over
+	 * the size of whatever process exec'd nvshim. */
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 int logfile_write(const char *path, const struct logfile_entry *e)
 {
 	char *buf = NULL, tbuf[64], num[128];
 	size_t len = 0;
 	time_t now = time(NULL);
 	struct tm tm;
-	struct rusage ru;
 
 	gmtime_r(&now, &tm);
 	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -81,8 +94,7 @@ int logfile_write(const char *path, const struct logfile_entry *e)
 	add_array(&buf, &len, "argv_in", e->argv_in, 0);
 	add_array(&buf, &len, "argv_out", e->argv_out, 0);
 	add_array(&buf, &len, "notes", e->notes, 0);
-	/* ru_maxrss of RUSAGE_SELF is nvshim's own peak, not its children's. */
-	long maxrss = getrusage(RUSAGE_SELF, &ru) ? -1 : ru.ru_maxrss;
+	long maxrss = logfile_peak_kb();
 	snprintf(num, sizeof(num), ",\"status\":%d,\"wall_ms\":%.3f,\"maxrss_kb\":%ld}\n", e->status,
 		 e->wall_ms, maxrss);
 	adds(&buf, &len, num);

@@ -72,6 +72,12 @@ int runner_run(const char *path, const struct argv *args, struct run_result *res
 	return 0;
 }
 
+int runner_exec(const char *path, const struct argv *args)
+{
+	execv(path, args->v);
+	return error("cannot run '%s': %s", path, strerror(errno));
+}
+
 int runner_capture(const char *path, const struct argv *args, char **out)
 {
 	int err = 0, wstatus = 0;

@@ -23,6 +23,9 @@ struct logfile_entry {
 /* Returns 0, or -1 after a warning. */
 int logfile_write(const char *path, const struct logfile_entry *e);
 
+/* nvshim's own peak resident memory in KiB (VmHWM), or -1. */
+long logfile_peak_kb(void);
+
 /* Appends s as a JSON string (with quotes) to *buf of length *len (xrealloc'ed). */
 void logfile_json_string(char **buf, size_t *len, const char *s);
 

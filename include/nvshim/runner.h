@@ -6,6 +6,9 @@
  * 128+N, as a shell reports it. While the child runs, nvshim survives SIGINT and SIGQUIT (the
  * terminal sends them to the child too, and its status says what happened).
  *
+ * runner_exec() replaces nvshim with the tool when nothing remains to be done after it: the
+ * fastest and most transparent way, used when there is no log to write and no file to remove.
+ *
  * runner_capture() runs a command for nvshim's own use and returns its stdout.
  */
 #ifndef NVSHIM_RUNNER_H
@@ -22,6 +25,11 @@ struct run_result {
 /* args->v[0] is the program's argv[0]; `path` is what is executed. Returns 0, or -1 after
  * printing an error when the program could not be started (res->status is then 127). */
 int runner_run(const char *path, const struct argv *args, struct run_result *res);
+
+/* Replaces nvshim with the program: for when nothing is left to do after it (no log to write,
+ * no file to remove, no result to read). The caller sees the program's own exit status or
+ * signal, as if it had run the program itself. Returns -1 after an error if exec failed. */
+int runner_exec(const char *path, const struct argv *args);
 
 /* Runs path with args (args->v[0] is argv[0]), stdin inherited and stderr discarded,
  * and returns its whole stdout in *out (xmalloc'ed). Returns the exit status, or -1. */

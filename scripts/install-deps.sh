@@ -1,0 +1,20 @@
+#!/bin/bash
+# Installs what nvshim needs to build and test, from Debian's packages. The CUDA toolkit is not
+# installed here: nvshim uses the one on the machine (/usr/local/cuda, or nvcc on PATH).
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libiberty-dev libinih-dev libcriterion-dev python3 perl)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	SUDO=
+	[ "$(id -u)" -ne 0 ] && SUDO=sudo
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDA_HOME:-}" ]; then
+	echo "install-deps: no CUDA toolkit found (nvcc on PATH, \$CUDA_HOME or /usr/local/cuda)" >&2
+	exit 1
+fi

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""nvshim against the real nvcc, in one run, alternating which goes first.
+
+For each case it runs warm-up rounds, then N pairs (nvshim, nvcc) in alternating order, and
+prints the median wall time of each, the difference and the ratio, as a Markdown table. nvshim's
+own peak memory (VmHWM of the nvshim process, not of nvcc) comes from its log file.
+
+    python3 tests/bench/bench.py --nvshim build/nvshim [--nvcc /usr/local/cuda/bin/nvcc] [--pairs 50]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+KERNEL = """__global__ void scale(float *x, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= a;
+}
+"""
+
+
+def timed(cmd, env, cwd):
+    start = time.perf_counter_ns()
+    rc = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL).returncode
+    elapsed = (time.perf_counter_ns() - start) / 1e6
+    if rc != 0:
+        raise SystemExit(f"bench: {' '.join(cmd)} failed with {rc}")
+    return elapsed
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nvshim", required=True)
+    ap.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    ap.add_argument("--pairs", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=3)
+    a = ap.parse_args()
+    a.nvshim = os.path.abspath(a.nvshim)
+
+    work = tempfile.mkdtemp(prefix="nvshim-bench-")
+    with open(os.path.join(work, "k.cu"), "w") as f:
+        f.write(KERNEL)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NVSHIM_")}
+    env["HOME"] = work
+    env["NVSHIM_NVCC"] = a.nvcc
+    cases = [("nvcc --version", ["--version"]),
+             ("one-kernel compile (-c)", ["-c", "k.cu", "-o", "k.o"])]
+    rows = []
+    for name, args in cases:
+        shim_cmd, nvcc_cmd = [a.nvshim] + args, [a.nvcc] + args
+        for _ in range(a.warmup):
+            timed(shim_cmd, env, work)
+            timed(nvcc_cmd, env, work)
+        shim, real = [], []
+        for i in range(a.pairs):
+            order = [(shim_cmd, shim), (nvcc_cmd, real)]
+            if i % 2:
+                order.reverse()
+            for cmd, out in order:
+                out.append(timed(cmd, env, work))
+        ms, mr = statistics.median(shim), statistics.median(real)
+        # The per-pair difference is less noisy than the difference of medians.
+        diffs = statistics.median(s - r for s, r in zip(shim, real))
+        rows.append((name, mr, ms, diffs, ms / mr))
+
+    log = os.path.join(work, "log.jsonl")
+    menv = dict(env, NVSHIM_LOG_FILE=log)
+    for args in (["--version"], ["-c", "k.cu", "-o", "k.o"]):
+        for _ in range(5):
+            timed([a.nvshim] + args, menv, work)
+    rss = max(json.loads(l)["maxrss_kb"] for l in open(log))
+    shutil.rmtree(work)
+
+    print(f"nvshim benchmark: {a.pairs} alternating pairs per case, nvcc = {a.nvcc}")
+    print()
+    print("| case | nvcc median | nvshim median | median added per pair | ratio |")
+    print("|---|---|---|---|---|")
+    for name, mr, ms, d, r in rows:
+        print(f"| {name} | {mr:.2f} ms | {ms:.2f} ms | {d:+.3f} ms | {r:.4f} |")
+    print()
+    print(f"nvshim's own peak memory (VmHWM of the nvshim process, max of 10 runs): {rss} KiB ({rss / 1024:.2f} MiB)")
+
+
+if __name__ == "__main__":
+    main()
