@@ -79,7 +79,6 @@ static int loop_guard(void)
 int commands_nvcc(int n, char **args)
 {
 	struct session s;
-	struct invocation inv;
 	struct plan plan;
 	struct run_result res = { 127, 0, 0 };
 	char *nvcc = NULL, *how = NULL;
@@ -92,13 +91,16 @@ int commands_nvcc(int n, char **args)
 	}
 	diag_note(VERBOSITY_VERBOSE, "runs %s (found through %s)", nvcc, how);
 
-	invocation_parse(&inv, s.args.v, s.args.n, env_get);
+	/* The passes that rewrite a command line will parse it here (invocation_parse) and edit
+	 * the plan; until then the plan is the arguments as given. */
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
 	for (size_t i = 0; i < plan.notes.n; i++)
 		diag_note(VERBOSITY_NORMAL, "%s", plan.notes.v[i]);
 	if (!plan.notes.n)
 		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
-	if (plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
+	/* Only a line nvshim changed can be too long: the one it was given was not. */
+	if (plan_rewritten(&plan, args, (size_t)n) &&
+	    plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
 		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan.options_file);
 
 	enter_child_depth();
@@ -125,7 +127,6 @@ int commands_nvcc(int n, char **args)
 	if (status == 0 && diag_strict_errors())
 		status = 1;
 	plan_release(&plan);
-	invocation_release(&inv);
 	free(nvcc);
 	free(how);
 	session_release(&s);

@@ -10,7 +10,14 @@
 #define X OPT_DROPPED
 
 /* Sorted by name in strcmp order; tests/unit/test_options.c checks the order and compares the
- * table with the --help of the nvcc on the machine. */
+ * table with the --help of the nvcc on the machine.
+ *
+ * Beyond `nvcc --help` of 13.0 (checked against the 11.8, 12.4 and 12.5 binaries):
+ *   hidden, accepted by 11.8 to 13.0 without being listed: -Xcudafe, -Xcicc, -Xfatbin;
+ *   -dQ/--version-ident (listed by 11.8 only); --host-relocatable-link (listed up to 12.5,
+ *   renamed --relocatable-link, still accepted with a deprecation warning);
+ *   dropped: -m32 (listed by 11.8, rejected since 12.0). --machine=32 is a value 13.0 rejects,
+ *   not an option. */
 const struct nvcc_option options_table[] = {
 	{ "Ofast-compile", "Ofc", V, OPT_KIND_DEVICE },
 	{ "Wdefault-stream-launch", "Wdefault-stream-launch", 0, OPT_KIND_DEVICE },
@@ -108,6 +115,7 @@ const struct nvcc_option options_table[] = {
 	{ "list-gpu-code", "code-ls", 0, OPT_KIND_INFO },
 	{ "lto", "lto", 0, OPT_KIND_DEVICE },
 	{ "ltoir", "ltoir", 0, OPT_KIND_MODE },
+	{ "m32", "m32", X, OPT_KIND_HOST },
 	{ "m64", "m64", 0, OPT_KIND_HOST },
 	{ "machine", "m", V, OPT_KIND_HOST },
 	{ "maxrregcount", "maxrregcount", V, OPT_KIND_DEVICE },
@@ -158,6 +166,7 @@ const struct nvcc_option options_table[] = {
 	{ "use_fast_math", "use_fast_math", 0, OPT_KIND_DEVICE },
 	{ "verbose", "v", 0, OPT_KIND_DRIVER },
 	{ "version", "V", 0, OPT_KIND_INFO },
+	{ "version-ident", "dQ", V | H, OPT_KIND_DEVICE },
 	{ "x", "x", V, OPT_KIND_INPUT },
 };
 

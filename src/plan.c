@@ -47,6 +47,16 @@ void plan_note(struct plan *p, const char *rule, const char *fmt, ...)
 	free(text);
 }
 
+int plan_rewritten(const struct plan *p, char *const *args, size_t n)
+{
+	if (p->argv.n != n + 1)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(p->argv.v[i + 1], args[i]))
+			return 1;
+	return 0;
+}
+
 int plan_finalize(struct plan *p, size_t threshold, const char *tmp_base)
 {
 	if (argv_size(&p->argv) <= threshold || p->argv.n < 2)

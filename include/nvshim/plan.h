@@ -29,6 +29,9 @@ void plan_release(struct plan *p);
 void plan_note(struct plan *p, const char *rule, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* 1 if the plan's arguments differ from args[0..n), the command line nvshim was given. */
+int plan_rewritten(const struct plan *p, char *const *args, size_t n);
+
 /* If the arguments take more than `threshold` bytes, writes them to an options file under
  * tmp_base (a directory; $TMPDIR or /tmp when NULL) and passes that instead. Arguments that an
  * options file cannot carry exactly (a double quote, a backslash, a newline) keep the command

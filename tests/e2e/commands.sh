@@ -54,11 +54,18 @@ FAKE_SIGNAL=SEGV "$NVSHIM" -c k.cu >/dev/null 2>&1
 check "a child killed by SIGSEGV gives 139" test $? -eq 139
 FAKE_SIGNAL=KILL "$NVSHIM" -c k.cu >/dev/null 2>&1
 check "a child killed by SIGKILL gives 137" test $? -eq 137
+# When nvshim waits for nvcc (here because of the log file), it reports a signal as 128+N.
+NVSHIM_LOG_FILE="$WORK/sig.jsonl" FAKE_SIGNAL=SEGV "$NVSHIM" -c k.cu >/dev/null 2>&1
+check "waiting: a child killed by SIGSEGV gives 139" test $? -eq 139
+check "waiting: the log records 139" grep -q '"status":139' "$WORK/sig.jsonl"
 out=$(echo "from stdin" | FAKE_STDIN=1 "$NVSHIM" -x cu - 2>/dev/null | tail -1)
 check "stdin passes through" test "$out" = "from stdin"
 
-# A long command line goes through a private options file that is removed afterwards.
-out=$(TMPDIR="$WORK/tmp" "$NVSHIM" --nvshim-options-file-threshold=10 -c "with space.cu" -DX=1 2>&1)
+# A long rewritten command line goes through a private options file, removed afterwards. (The
+# rewrite here is the removal of the --nvshim-* option; a line nvshim did not change is never
+# moved: it was short enough for nvshim, so it is for nvcc.)
+out=$(NVSHIM_OPTIONS_FILE_THRESHOLD=10 "$NVSHIM" -c "with space.cu" -DX=1 2>&1)
+check "an unchanged command line stays on the command line" grep -q '^\[with space.cu\]$' <<<"$out"
 mkdir -p "$WORK/tmp"
 out=$(TMPDIR="$WORK/tmp" "$NVSHIM" --nvshim-options-file-threshold=10 -c "with space.cu" -DX=1 2>&1)
 check "long command line: nvcc gets --options-file" grep -q '^\[--options-file\]$' <<<"$out"
@@ -68,7 +75,7 @@ check "long command line: the file is removed afterwards" test -z "$(ls -A "$WOR
 
 # The real nvcc reads such a file and compiles exactly the same.
 mkdir -p "$WORK/src dir" && printf '__global__ void k(){}\n' >"$WORK/src dir/k.cu"
-( cd "$WORK/src dir" && NVSHIM_NVCC= NVSHIM_OPTIONS_FILE_THRESHOLD=10 "$NVSHIM" -c k.cu -o "o 1.o" -DA=1 -I "$WORK/src dir" )
+( cd "$WORK/src dir" && NVSHIM_NVCC= "$NVSHIM" --nvshim-options-file-threshold=10 -c k.cu -o "o 1.o" -DA=1 -I "$WORK/src dir" )
 check "long command line: the real nvcc compiles through the options file" test -s "$WORK/src dir/o 1.o"
 
 # Log file: one JSON line per invocation.

@@ -321,3 +321,18 @@ Test(invocation, empty_command_line)
 	cr_assert_null(inv.expanded.v[0]);
 	invocation_release(&inv);
 }
+
+/* Options that older nvcc accepted and 13.0 dropped are known, and marked. */
+Test(invocation, dropped_and_hidden_options_are_recognised)
+{
+	struct invocation inv;
+	parse(&inv, "-m32 -Xcudafe --diag_suppress=1 -dQ true -c a.cu");
+	cr_assert_eq(inv.nunknown, 0);
+	cr_assert_eq(inv.args[0].what, ARG_OPTION);
+	cr_assert(inv.args[0].opt->flags & OPT_DROPPED);
+	cr_assert(inv.args[1].opt->flags & OPT_HIDDEN);
+	cr_assert_str_eq(inv.args[2].opt->name, "version-ident");
+	cr_assert_str_eq(inv.args[2].value, "true");
+	cr_assert_eq(inv.ninputs, 1);
+	invocation_release(&inv);
+}

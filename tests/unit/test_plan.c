@@ -77,3 +77,15 @@ Test(plan, long_command_lines_go_through_an_options_file_nvcc_accepts)
 	free(inc);
 	free(dir);
 }
+
+Test(plan, rewritten_compares_with_the_given_arguments)
+{
+	char *args[] = { "-c", "a.cu" };
+	char *other[] = { "-c", "b.cu" };
+	struct plan p;
+	plan_init(&p, "/bin/nvcc", args, 2);
+	cr_assert_not(plan_rewritten(&p, args, 2));
+	cr_assert(plan_rewritten(&p, other, 2));
+	cr_assert(plan_rewritten(&p, args, 1));
+	plan_release(&p);
+}
