@@ -105,7 +105,7 @@ int commands_nvcc(int n, char **args)
 
 	enter_child_depth();
 	/* With nothing to do afterwards nvshim gets out of the way; otherwise it waits. */
-	int after = (s.cfg.log_file && *s.cfg.log_file) || plan.options_file || diag_strict_errors();
+	int after = (s.cfg.log_file && *s.cfg.log_file) || plan.options_file;
 	if (!after) {
 		fflush(NULL);
 		runner_exec(plan.tool, &plan.argv);

@@ -361,8 +361,10 @@ void config_default_paths(struct config_paths *p, struct argv *store, const char
 {
 	memset(p, 0, sizeof(*p));
 	argv_release(store);
-	if (exe_dir) {
-		argv_pushf(store, "%s/../etc/nvshim.ini", exe_dir);
+	/* exe_dir is resolved (<prefix>/bin), so its parent is the prefix. */
+	const char *slash = exe_dir ? strrchr(exe_dir, '/') : NULL;
+	if (slash) {
+		argv_pushf(store, "%.*s/etc/nvshim.ini", (int)(slash - exe_dir), exe_dir);
 		p->install = store->v[store->n - 1];
 	}
 	p->system = "/etc/nvshim.ini";
@@ -429,9 +431,7 @@ static void look_ahead_trust(struct config *c, config_getenv_fn env, const struc
 void config_load(struct config *c, const struct config_paths *paths, config_getenv_fn env,
 		 struct argv *args)
 {
-	char *real_install = paths->install ? lrealpath(paths->install) : NULL;
-	config_load_file(c, real_install, LAYER_INSTALL);
-	free(real_install);
+	config_load_file(c, paths->install, LAYER_INSTALL);
 	config_load_file(c, paths->system, LAYER_SYSTEM);
 	config_load_file(c, paths->user, LAYER_USER);
 	look_ahead_trust(c, env, args);
