@@ -184,7 +184,7 @@ int targets_parse_gencode(struct target_list *l, const char *value, char **why)
 			p++;
 		int is_arch = !strcmp(key, "arch"), is_code = !strcmp(key, "code");
 		if (!is_arch && !is_code) {
-			*why = xasprintf("'%s' is not a keyword of --generate-code (arch, code)", key);
+			*why = xasprintf("Keyword '%s' is not defined for option 'generate-code'", key);
 		} else if ((is_arch && arch_text) || (is_code && have_code)) {
 			*why = xasprintf("redefinition of keyword '%s'", key);
 		} else if (is_arch) {
@@ -201,7 +201,8 @@ int targets_parse_gencode(struct target_list *l, const char *value, char **why)
 	}
 	struct arch virt;
 	if (!arch_text || !have_code) {
-		*why = xasprintf("--generate-code '%s' needs both arch= and code=", value);
+		*why = xasprintf("Option '--generate-code %s', missing %s", value,
+				 arch_text ? "code" : "architecture");
 	} else if (arch_parse(arch_text, &virt)) {
 		*why = xasprintf("Unsupported gpu architecture '%s'", arch_text);
 	} else if (virt.kind != ARCH_VIRTUAL) {

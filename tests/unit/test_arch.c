@@ -247,7 +247,9 @@ Test(arch, errors_in_nvccs_words)
 		{ "-code=sm_80", "-arch option not specified" },
 		{ "-arch=sm_8x", "Unsupported gpu architecture 'sm_8x'" },
 		{ "-arch=compute_80 -code=sm_8x", "Value 'sm_8x' is not defined for option 'gpu-code'" },
-		{ "-gencode code=sm_80", "needs both arch= and code=" },
+		{ "-gencode code=sm_80", "Option '--generate-code code=sm_80', missing architecture" },
+		{ "-gencode arch=compute_80", "Option '--generate-code arch=compute_80', missing code" },
+		{ "-gencode arch=compute_80,foo=1,code=sm_80", "Keyword 'foo' is not defined for option 'generate-code'" },
 		{ "-gencode arch=compute_86,code=sm_86,compute_86", "'compute_86' is not in 'keyword=value' format" },
 		{ "-gencode arch=compute_80,code=[sm_80],code=sm_86", "redefinition of keyword 'code'" },
 	};
@@ -259,6 +261,11 @@ Test(arch, errors_in_nvccs_words)
 		targets_init(&l);
 		cr_assert_eq(targets_from_invocation(&l, &inv, &why), -1, "%s", cases[i].line);
 		cr_assert_not_null(strstr(why, cases[i].error), "%s: got '%s'", cases[i].line, why);
+		/* nvcc says the same. */
+		char *nvcc_says = nvcc_images(cases[i].line);
+		cr_expect_not_null(strstr(nvcc_says, cases[i].error), "%s: nvcc says '%s'", cases[i].line,
+				   nvcc_says);
+		free(nvcc_says);
 		free(why);
 		targets_release(&l);
 		invocation_release(&inv);
