@@ -1,11 +1,16 @@
 #include "nvshim/toolkit.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <libiberty.h>
 
+#include "nvshim/diag.h"
 #include "nvshim/runner.h"
 
 char *toolkit_parse_version(const char *banner)
@@ -57,4 +62,204 @@ int toolkit_list(const char *nvcc, const char *option, struct argv *out)
 	}
 	free(text);
 	return 0;
+}
+
+void toolkit_parse_allowed(const char *help, struct argv *out)
+{
+	const char *sec = strncmp(help, "--gpu-code", 10) ? strstr(help, "\n--gpu-code") : help;
+	if (!sec)
+		return;
+	const char *next = strstr(sec + 1, "\n--");
+	const char *p = strstr(sec, "Allowed values");
+	if (!p || (next && p > next))
+		return;
+	while ((p = strchr(p, '\'')) && (!next || p < next)) {
+		const char *end = strchr(p + 1, '\'');
+		if (!end)
+			break;
+		argv_push_owned(out, xstrndup(p + 1, (size_t)(end - p - 1)));
+		p = end + 1;
+	}
+}
+
+void toolkit_init(struct toolkit *tk)
+{
+	memset(tk, 0, sizeof(*tk));
+	argv_init(&tk->targets);
+}
+
+void toolkit_release(struct toolkit *tk)
+{
+	free(tk->nvcc);
+	free(tk->version);
+	free(tk->source);
+	argv_release(&tk->targets);
+	toolkit_init(tk);
+}
+
+int toolkit_mkdirs(const char *dir)
+{
+	char *d = xstrdup(dir);
+	for (char *p = d + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(d, 0700) && errno != EEXIST) {
+			free(d);
+			return -1;
+		}
+		*p = '/';
+	}
+	int rc = mkdir(d, 0700) && errno != EEXIST ? -1 : 0;
+	free(d);
+	return rc;
+}
+
+static void set_version(struct toolkit *tk, const char *v)
+{
+	free(tk->version);
+	tk->version = xstrdup(v);
+	tk->major = (unsigned)strtoul(v, NULL, 10);
+	const char *dot = strchr(v, '.');
+	tk->minor = dot ? (unsigned)strtoul(dot + 1, NULL, 10) : 0;
+}
+
+/* The cache key of an nvcc: its resolved path, size and modification time. */
+static char *cache_key(const char *nvcc)
+{
+	struct stat sb;
+	char *real = lrealpath(nvcc);
+	if (stat(real, &sb)) {
+		free(real);
+		return NULL;
+	}
+	char *key = xasprintf("%s %lld %lld.%09ld", real, (long long)sb.st_size,
+			      (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
+	free(real);
+	return key;
+}
+
+static char *cache_path(const char *cache_dir, const char *key)
+{
+	/* FNV-1a of the path part of the key names the file, so a new build of the same nvcc
+	 * replaces its entry; the whole key inside the file is checked. */
+	unsigned long long h = 1469598103934665603ULL;
+	const char *end = strrchr(key, ' ');
+	end = end ? end : key + strlen(key);
+	const char *size = end;
+	while (size > key && size[-1] != ' ')
+		size--;
+	for (const char *p = key; p < size; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return xasprintf("%s/toolkit/nvcc-%016llx.facts", cache_dir, h);
+}
+
+static int read_cache(struct toolkit *tk, const char *path, const char *key)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int have_key = 0, have_version = 0, have_end = 0;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (!strncmp(line, "key ", 4))
+			have_key = !strcmp(line + 4, key);
+		else if (!strncmp(line, "version ", 8) && have_key) {
+			set_version(tk, line + 8);
+			have_version = 1;
+		} else if (!strncmp(line, "target ", 7) && have_key)
+			argv_push(&tk->targets, line + 7);
+		else if (!strcmp(line, "end"))
+			have_end = 1;
+	}
+	free(line);
+	fclose(f);
+	if (have_key && have_version && have_end && tk->targets.n)
+		return 0;
+	argv_release(&tk->targets);
+	return -1;
+}
+
+static void write_cache(const struct toolkit *tk, const char *cache_dir, const char *path,
+			const char *key)
+{
+	char *dir = concat(cache_dir, "/toolkit", NULL);
+	char *tmp = concat(path, ".XXXXXX", NULL);
+	int fd = toolkit_mkdirs(dir) ? -1 : mkstemp(tmp);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (f) {
+		fprintf(f, "key %s\nversion %s\n", key, tk->version);
+		for (size_t i = 0; i < tk->targets.n; i++)
+			fprintf(f, "target %s\n", tk->targets.v[i]);
+		fprintf(f, "end\n");
+	}
+	if (!f || fclose(f) || rename(tmp, path)) {
+		warning("cannot write the toolkit cache %s: %s", path, strerror(errno));
+		if (fd >= 0 && !f)
+			close(fd);
+		unlink(tmp);
+	}
+	free(dir);
+	free(tmp);
+}
+
+int toolkit_load(struct toolkit *tk, const char *nvcc, const char *cache_dir)
+{
+	toolkit_release(tk);
+	tk->nvcc = xstrdup(nvcc);
+	char *key = cache_key(nvcc);
+	char *path = key && cache_dir && *cache_dir ? cache_path(cache_dir, key) : NULL;
+	if (path && !read_cache(tk, path, key)) {
+		tk->source = concat("cache ", path, NULL);
+		free(path);
+		free(key);
+		return 0;
+	}
+	char *v = toolkit_version(nvcc);
+	char *help = capture(nvcc, "--help");
+	if (help)
+		toolkit_parse_allowed(help, &tk->targets);
+	free(help);
+	/* Older nvcc may list no allowed values: its --list-gpu-* output still names the plain
+	 * targets. */
+	if (!tk->targets.n) {
+		toolkit_list(nvcc, "--list-gpu-code", &tk->targets);
+		toolkit_list(nvcc, "--list-gpu-arch", &tk->targets);
+	}
+	int rc = 0;
+	if (!v || !tk->targets.n) {
+		warning("cannot read the version and targets of %s", nvcc);
+		rc = -1;
+	} else {
+		set_version(tk, v);
+		tk->source = xstrdup("nvcc");
+		if (path)
+			write_cache(tk, cache_dir, path, key);
+	}
+	free(v);
+	free(path);
+	free(key);
+	return rc;
+}
+
+int toolkit_accepts(const struct toolkit *tk, const struct arch *a)
+{
+	char buf[32];
+	arch_format(a, buf, sizeof(buf));
+	for (size_t i = 0; i < tk->targets.n; i++)
+		if (!strcmp(tk->targets.v[i], buf))
+			return 1;
+	return 0;
+}
+
+unsigned toolkit_renamed(const struct toolkit *tk, unsigned num)
+{
+	/* CUDA 13.0 renamed Thor's sm_101 to sm_110. */
+	if (tk->major >= 13 && num == 101)
+		return 110;
+	return num;
 }
