@@ -104,15 +104,15 @@ struct arch target_embedded(const struct target *t)
 	return e;
 }
 
-void targets_init(struct target_list *l) { memset(l, 0, sizeof(*l)); }
+void arch_list_init(struct arch_list *l) { memset(l, 0, sizeof(*l)); }
 
-void targets_release(struct target_list *l)
+void arch_list_release(struct arch_list *l)
 {
 	free(l->v);
 	memset(l, 0, sizeof(*l));
 }
 
-void targets_add(struct target_list *l, const struct target *t)
+void arch_list_add(struct arch_list *l, const struct target *t)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (arch_equal(&l->v[i].virt, &t->virt) && arch_equal(&l->v[i].code, &t->code))
@@ -124,7 +124,7 @@ void targets_add(struct target_list *l, const struct target *t)
 	l->v[l->n++] = *t;
 }
 
-static int add_pairs(struct target_list *l, const struct arch *virt, const struct argv *codes,
+static int add_pairs(struct arch_list *l, const struct arch *virt, const struct argv *codes,
 		     char **why)
 {
 	char vb[32], cb[32];
@@ -140,14 +140,14 @@ static int add_pairs(struct target_list *l, const struct arch *virt, const struc
 					 arch_format(&t.code, cb, sizeof(cb)));
 			return -1;
 		}
-		targets_add(l, &t);
+		arch_list_add(l, &t);
 	}
 	return 0;
 }
 
 /* A -gencode value is a comma list of keyword=value items, where a value may be a bracketed
  * or double-quoted comma list: arch=compute_80,code=[sm_80,compute_80]. */
-int targets_parse_gencode(struct target_list *l, const char *value, char **why)
+int arch_list_parse_gencode(struct arch_list *l, const char *value, char **why)
 {
 	char *arch_text = NULL;
 	struct argv codes = ARGV_INIT;
@@ -217,73 +217,85 @@ out:
 	return rc;
 }
 
-int targets_from_invocation(struct target_list *l, const struct invocation *inv, char **why)
+/* The targets of the last -arch, with the last -code: nvcc keeps only those. */
+static int expand_arch(struct arch_list *l, const struct inv_arg *arch_opt, const struct inv_arg *code_opt,
+		       char **why)
+{
+	const char *v = arch_opt->value;
+	struct arch a;
+	if (!strcmp(v, "native")) {
+		l->native = 1;
+		if (code_opt) {
+			*why = xstrdup("Cannot use '-arch=native' with '--gpu-code (-code)'");
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(v, "all")) {
+		l->all = 1;
+		return 0;
+	}
+	if (!strcmp(v, "all-major")) {
+		l->all_major = 1;
+		return 0;
+	}
+	if (arch_parse(v, &a)) {
+		*why = xasprintf("Unsupported gpu architecture '%s'", v);
+		return -1;
+	}
+	if (code_opt && code_opt->value) {
+		if (a.kind == ARCH_REAL) {
+			*why = xasprintf("Value of -arch option ('%s') must be a virtual code architecture", v);
+			return -1;
+		}
+		struct arch virt = arch_as(&a, ARCH_VIRTUAL);
+		struct argv codes = ARGV_INIT;
+		invocation_split_list(&codes, code_opt->value);
+		int rc = add_pairs(l, &virt, &codes, why);
+		argv_release(&codes);
+		return rc;
+	}
+	struct arch virt = arch_as(&a, ARCH_VIRTUAL);
+	if (a.kind == ARCH_REAL && a.suffix) {
+		/* For sm_NNa and sm_NNf nvcc also runs a plain pass and embeds its PTX. */
+		struct arch plain = virt;
+		plain.suffix = '\0';
+		arch_list_add(l, &(struct target){ plain, plain });
+	}
+	if (a.kind == ARCH_REAL || a.kind == ARCH_LTO)
+		arch_list_add(l, &(struct target){ virt, a });
+	if (a.kind != ARCH_LTO)
+		arch_list_add(l, &(struct target){ virt, virt });
+	return 0;
+}
+
+int arch_list_from_invocation(struct arch_list *l, const struct invocation *inv, char **why)
 {
 	const struct inv_arg *arch_opt = invocation_find(inv, "gpu-architecture");
 	const struct inv_arg *code_opt = invocation_find(inv, "gpu-code");
 	*why = NULL;
 
-	if (arch_opt && arch_opt->value) {
-		const char *v = arch_opt->value;
-		struct arch a;
-		l->given = 1;
-		if (!strcmp(v, "native")) {
-			l->native = 1;
-			if (code_opt) {
-				*why = xstrdup("Cannot use '-arch=native' with '--gpu-code (-code)'");
-				return -1;
-			}
-		} else if (!strcmp(v, "all")) {
-			l->all = 1;
-		} else if (!strcmp(v, "all-major")) {
-			l->all_major = 1;
-		} else if (arch_parse(v, &a)) {
-			*why = xasprintf("Unsupported gpu architecture '%s'", v);
-			return -1;
-		} else if (code_opt && code_opt->value) {
-			struct arch virt = a.kind == ARCH_LTO ? arch_as(&a, ARCH_VIRTUAL) : a;
-			if (a.kind == ARCH_REAL) {
-				*why = xasprintf("Value of -arch option ('%s') must be a virtual code "
-						 "architecture", v);
-				return -1;
-			}
-			struct argv codes = ARGV_INIT;
-			invocation_split_list(&codes, code_opt->value);
-			int rc = add_pairs(l, &virt, &codes, why);
-			argv_release(&codes);
-			if (rc)
-				return -1;
-		} else {
-			struct arch virt = arch_as(&a, ARCH_VIRTUAL);
-			if (a.kind == ARCH_REAL && a.suffix) {
-				/* For sm_NNa and sm_NNf nvcc also runs a plain pass and embeds its PTX. */
-				struct arch plain = virt;
-				plain.suffix = '\0';
-				targets_add(l, &(struct target){ plain, plain });
-			}
-			if (a.kind == ARCH_REAL)
-				targets_add(l, &(struct target){ virt, a });
-			if (a.kind == ARCH_LTO)
-				targets_add(l, &(struct target){ virt, a });
-			else
-				targets_add(l, &(struct target){ virt, virt });
-		}
-	} else if (code_opt) {
+	if (code_opt && !(arch_opt && arch_opt->value)) {
 		*why = xstrdup("-arch option not specified");
 		return -1;
 	}
+	/* In the order of the command line, -arch where its last occurrence stands. */
 	for (size_t i = 0; i < inv->nargs; i++) {
 		const struct inv_arg *g = &inv->args[i];
-		if (g->what != ARG_OPTION || strcmp(g->opt->name, "generate-code") || !g->value)
-			continue;
+		if (g == arch_opt && g->value) {
+			l->given = 1;
+			if (expand_arch(l, arch_opt, code_opt, why))
+				return -1;
+		}
 		/* One specification per option: its code list is the rest of the value. */
-		if (targets_parse_gencode(l, g->value, why))
+		if (g->what == ARG_OPTION && !strcmp(g->opt->name, "generate-code") && g->value &&
+		    arch_list_parse_gencode(l, g->value, why))
 			return -1;
 	}
 	return 0;
 }
 
-void targets_to_args(const struct target_list *l, struct argv *out)
+void arch_list_to_args(const struct arch_list *l, struct argv *out)
 {
 	char vb[32], cb[32];
 	int *done = XCNEWVEC(int, l->n ? l->n : 1);

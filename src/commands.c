@@ -12,12 +12,14 @@
 
 #include "nvshim/argv.h"
 #include "nvshim/config.h"
+#include "nvshim/devices.h"
 #include "nvshim/diag.h"
 #include "nvshim/invocation.h"
 #include "nvshim/locate.h"
 #include "nvshim/logfile.h"
 #include "nvshim/plan.h"
 #include "nvshim/runner.h"
+#include "nvshim/targets.h"
 #include "nvshim/toolkit.h"
 
 #ifndef NVSHIM_VERSION
@@ -57,6 +59,59 @@ static void session_release(struct session *s)
 	locate_self_release(&s->self);
 }
 
+/* nvshim-devices: beside nvshim in a build tree, in <prefix>/libexec/nvshim when installed. */
+static char *devices_helper(const struct self *self)
+{
+	if (!self->exe_dir)
+		return NULL;
+	static const char *const rel[] = { "/libexec/nvshim/nvshim-devices",
+					   "/../libexec/nvshim/nvshim-devices" };
+	for (size_t i = 0; i < 2; i++) {
+		char *p = concat(self->exe_dir, rel[i], NULL);
+		if (!access(p, X_OK))
+			return p;
+		free(p);
+	}
+	return NULL;
+}
+
+struct lazy_devices {
+	const struct session *s;
+	struct devices d;
+	int loaded;
+};
+
+static const struct devices *load_devices(void *arg)
+{
+	struct lazy_devices *l = arg;
+	if (!l->loaded) {
+		char *helper = devices_helper(&l->s->self);
+		devices_load(&l->d, env_get, l->s->cfg.cache_dir, helper);
+		free(helper);
+		l->loaded = 1;
+	}
+	return &l->d;
+}
+
+/* Runs the passes over the invocation, editing the plan. Fail open: a pass that cannot get
+ * its facts changes nothing. */
+static void run_passes(const struct session *s, const struct invocation *inv, const char *nvcc,
+		       struct plan *plan, struct argv *before, struct argv *after)
+{
+	if (!targets_wanted(inv, &s->cfg))
+		return;
+	struct toolkit tk;
+	struct lazy_devices devs = { .s = s };
+	toolkit_init(&tk);
+	devices_init(&devs.d);
+	if (!toolkit_load(&tk, nvcc, s->cfg.cache_dir)) {
+		struct targets_context ctx = { &s->cfg, &tk, load_devices, &devs };
+		targets_pass(inv, &ctx, plan, before, after);
+	}
+	toolkit_release(&tk);
+	devices_release(&devs.d);
+}
+
 /* Exports the depth the real tool will see. */
 static void enter_child_depth(void)
 {
@@ -91,11 +146,13 @@ int commands_nvcc(int n, char **args)
 	}
 	diag_note(VERBOSITY_VERBOSE, "runs %s (found through %s)", nvcc, how);
 
-	/* The passes that rewrite a command line will parse it here (invocation_parse) and edit
-	 * the plan; until then the plan is the arguments as given. */
+	struct invocation inv;
+	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
+	run_passes(&s, &inv, nvcc, &plan, NULL, NULL);
+	invocation_release(&inv);
 	for (size_t i = 0; i < plan.notes.n; i++)
-		diag_note(VERBOSITY_NORMAL, "%s", plan.notes.v[i]);
+		diag_rewrite("%s", plan.notes.v[i]);
 	if (!plan.notes.n)
 		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
 	/* Only a line nvshim changed can be too long: the one it was given was not. */
@@ -210,8 +267,10 @@ static int cmd_explain(int n, char **args)
 		session_release(&s);
 		return 1;
 	}
+	struct argv before = ARGV_INIT, after = ARGV_INIT;
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
+	run_passes(&s, &inv, nvcc, &plan, &before, &after);
 
 	printf("real nvcc : %s (found through %s)\n", nvcc, how);
 	printf("mode      : %s%s%s\n", inv.info ? "information only" : invocation_mode_name(inv.mode),
@@ -238,6 +297,15 @@ static int cmd_explain(int n, char **args)
 		else if (a->what == ARG_UNKNOWN)
 			printf("unknown   : %s (kept in place; nvcc decides)\n", inv.expanded.v[a->pos]);
 	}
+	if (before.n || after.n) {
+		char *b = argv_to_shell(&before), *a = argv_to_shell(&after);
+		printf("targets   : %s\n", b);
+		printf("       -> : %s\n", after.n ? a : "(unchanged)");
+		free(b);
+		free(a);
+	}
+	argv_release(&before);
+	argv_release(&after);
 	if (!plan.notes.n)
 		printf("notes     : none; nvcc runs with the arguments unchanged\n");
 	for (size_t i = 0; i < plan.notes.n; i++)
@@ -336,19 +404,37 @@ static int cmd_doctor(int n, char **args)
 		if (!v)
 			doctor_problem("%s --version does not print nvcc's banner", nvcc);
 		free(v);
-		struct argv codes = ARGV_INIT, arches = ARGV_INIT;
-		if (!toolkit_list(nvcc, "--list-gpu-code", &codes) &&
-		    !toolkit_list(nvcc, "--list-gpu-arch", &arches)) {
-			char *c = argv_to_shell(&codes), *a = argv_to_shell(&arches);
-			printf("real targets    : %s\nvirtual targets : %s\n", c, a);
-			free(c);
-			free(a);
+		struct toolkit tk;
+		toolkit_init(&tk);
+		if (!toolkit_load(&tk, nvcc, s.cfg.cache_dir)) {
+			struct argv kinds[3] = { ARGV_INIT, ARGV_INIT, ARGV_INIT };
+			for (size_t i = 0; i < tk.targets.n; i++) {
+				struct arch a;
+				if (!arch_parse(tk.targets.v[i], &a))
+					argv_push(&kinds[a.kind], tk.targets.v[i]);
+			}
+			static const char *const labels[] = { "virtual targets", "real targets",
+							      "lto targets" };
+			printf("targets from: %s\n", tk.source);
+			for (int k = 0; k < 3; k++) {
+				char *line = argv_to_shell(&kinds[k]);
+				printf("%-15s : %s\n", labels[k], line);
+				free(line);
+				argv_release(&kinds[k]);
+			}
 		} else {
 			doctor_problem("%s does not list its targets", nvcc);
 		}
-		argv_release(&codes);
-		argv_release(&arches);
+		toolkit_release(&tk);
 	}
+	struct lazy_devices devs = { .s = &s };
+	devices_init(&devs.d);
+	const struct devices *d = load_devices(&devs);
+	printf("GPUs      :");
+	for (size_t i = 0; i < d->n; i++)
+		printf(" sm_%u%s%s", d->v[i].cc, d->v[i].uuid[0] ? " " : "", d->v[i].uuid);
+	printf("%s (from %s)\n", d->n ? "" : " none", d->source);
+	devices_release(&devs.d);
 	doctor_path(&s.self, nvcc);
 	const char *home = getenv("CUDA_HOME");
 	if (home && nvcc && strncmp(nvcc, home, strlen(home)))

@@ -15,7 +15,8 @@
 #include <ini.h>
 #include <libiberty.h>
 
-#define ITEM(n, t, f, alias, h) { #n, t, offsetof(struct config, n), f, alias, h }
+#define ITEM(n, t, f, alias, h) { #n, t, offsetof(struct config, n), f, alias, NULL, h }
+#define CHOICE(n, choices, h) { #n, CONF_CHOICE, offsetof(struct config, n), 0, NULL, choices, h }
 
 const struct config_item config_items[] = {
 	ITEM(real_nvcc, CONF_PATH, CONF_PROGRAM, "NVSHIM_NVCC",
@@ -39,8 +40,31 @@ const struct config_item config_items[] = {
 	ITEM(options_file_threshold, CONF_SIZE, 0, NULL,
 	     "A rewritten command line longer than this many bytes is passed to nvcc through a "
 	     "private --options-file, removed afterwards."),
+	ITEM(targets_unsupported, CONF_BOOL, 0, NULL,
+	     "Drop GPU targets the installed nvcc does not accept, mapping renamed ones (sm_101 -> "
+	     "sm_110 on 13.0); when none would remain, build for the GPUs or fallback_archs instead "
+	     "(rule targets.unsupported)."),
+	ITEM(targets_native, CONF_BOOL, 0, NULL,
+	     "Turn -arch=native into explicit targets for the detected GPUs, or fallback_archs when "
+	     "there are none (rule targets.native)."),
+	ITEM(targets_arch_specific, CONF_BOOL, 0, NULL,
+	     "Build -arch=sm_NNa as the single pass -gencode arch=compute_NNa,code=[sm_NNa,compute_NNa] "
+	     "(nvcc also runs a plain compute_NN pass, which lacks the arch-specific features) "
+	     "(rule targets.arch_specific)."),
+	CHOICE(ensure_devices, "sass|ptx|off",
+	       "When no requested target can run on an installed GPU, add that GPU's target: as SASS, "
+	       "as PTX, or not at all (rule targets.ensure_devices)."),
+	ITEM(fallback_archs, CONF_STRING, 0, NULL,
+	     "Targets to build when the GPUs are needed and there are none (a build machine): compute "
+	     "capabilities such as 80,90."),
+	CHOICE(when_no_arch, "keep|devices",
+	       "A command line without any target option: keep nvcc's default, or build for the "
+	       "detected GPUs (rule targets.no_arch)."),
 };
 const size_t config_nitems = sizeof(config_items) / sizeof(config_items[0]);
+_Static_assert(sizeof(config_items) / sizeof(config_items[0]) <= sizeof(((struct config *)0)->origin) /
+		       sizeof(char *),
+	       "struct config's origin[] is too small for the item table");
 
 static const char *const layer_names[] = {
 	[LAYER_DEFAULT] = "default", [LAYER_INSTALL] = "install", [LAYER_SYSTEM] = "system",
@@ -85,6 +109,15 @@ void config_init(struct config *c, config_getenv_fn env)
 	argv_init(&c->problems);
 	c->verbosity = VERBOSITY_NORMAL;
 	c->options_file_threshold = 65536;
+	c->targets_unsupported = 1;
+	c->targets_native = 1;
+	c->targets_arch_specific = 1;
+	for (size_t i = 0; i < config_nitems; i++) {
+		const struct config_item *item = &config_items[i];
+		if (item->type == CONF_CHOICE)
+			*(char **)((char *)c + item->offset) =
+				xstrndup(item->choices, strcspn(item->choices, "|"));
+	}
 	const char *xdg = env ? env("XDG_CACHE_HOME") : NULL;
 	const char *home = env ? env("HOME") : NULL;
 	if (xdg && *xdg == '/')
@@ -99,9 +132,11 @@ void config_init(struct config *c, config_getenv_fn env)
 
 void config_release(struct config *c)
 {
-	free(c->real_nvcc);
-	free(c->log_file);
-	free(c->cache_dir);
+	for (size_t i = 0; i < config_nitems; i++) {
+		const struct config_item *item = &config_items[i];
+		if (item->type == CONF_STRING || item->type == CONF_PATH || item->type == CONF_CHOICE)
+			free(*(char **)((char *)c + item->offset));
+	}
 	for (size_t i = 0; i < config_nitems; i++)
 		free(c->origin[i]);
 	argv_release(&c->files);
@@ -164,6 +199,23 @@ int config_set(struct config *c, const struct config_item *item, const char *val
 		char *s = item->type == CONF_PATH ? expand_path(value, base_dir) : xstrdup(value);
 		free(*(char **)dest);
 		*(char **)dest = s;
+		break;
+	}
+	case CONF_CHOICE: {
+		size_t len = strlen(value);
+		const char *p = item->choices;
+		int ok = 0;
+		while (*p) {
+			size_t n = strcspn(p, "|");
+			ok |= n == len && !strncmp(p, value, n);
+			p += n + (p[n] == '|');
+		}
+		if (!ok) {
+			*why = xasprintf("'%s' must be one of %s, not '%s'", item->name, item->choices, value);
+			return -1;
+		}
+		free(*(char **)dest);
+		*(char **)dest = xstrdup(value);
 		break;
 	}
 	case CONF_BOOL: {
@@ -463,6 +515,7 @@ char *config_format(const struct config *c, const struct config_item *item)
 	switch (item->type) {
 	case CONF_STRING:
 	case CONF_PATH:
+	case CONF_CHOICE:
 		return xstrdup(*(char *const *)src ? *(char *const *)src : "");
 	case CONF_BOOL:
 		return xstrdup(*(const int *)src ? "true" : "false");

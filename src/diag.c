@@ -49,6 +49,16 @@ void warning(const char *fmt, ...)
 	va_end(ap);
 }
 
+void diag_rewrite(const char *fmt, ...)
+{
+	va_list ap;
+	if (verbosity == VERBOSITY_QUIET)
+		return;
+	va_start(ap, fmt);
+	vreport("warning", fmt, ap);
+	va_end(ap);
+}
+
 int error(const char *fmt, ...)
 {
 	va_list ap;

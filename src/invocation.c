@@ -12,11 +12,17 @@
  * itself would otherwise never end); nvcc reports such a file itself. */
 #define OPTIONS_FILE_DEPTH 16
 
+/* The index in argv of the command-line argument being expanded, while it is. */
+static size_t current_index = INVOCATION_NOT_IN_ARGV;
+
 static void push(struct invocation *inv, const char *s, enum arg_source src)
 {
 	argv_push(&inv->expanded, s);
 	inv->sources = XRESIZEVEC(enum arg_source, inv->sources, inv->expanded.n);
 	inv->sources[inv->expanded.n - 1] = src;
+	inv->argv_index = XRESIZEVEC(size_t, inv->argv_index, inv->expanded.n);
+	inv->argv_index[inv->expanded.n - 1] = src == SOURCE_COMMAND_LINE ? current_index
+									 : INVOCATION_NOT_IN_ARGV;
 }
 
 static void push_split(struct invocation *inv, const char *text, enum arg_source src)
@@ -116,6 +122,8 @@ static void expand_arg(struct invocation *inv, char *const *args, size_t n, size
 		push(inv, arg, src);
 		if (!value && *i + 1 < n) {
 			value = args[++*i];
+			if (src == SOURCE_COMMAND_LINE)
+				current_index = *i;
 			push(inv, value, src);
 		}
 		if (value)
@@ -262,8 +270,11 @@ void invocation_parse(struct invocation *inv, char *const *args, size_t n, invoc
 	argv_pushn(&inv->argv, args, n);
 
 	push_split(inv, env ? env("NVCC_PREPEND_FLAGS") : NULL, SOURCE_PREPEND);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		current_index = i;
 		expand_arg(inv, args, n, &i, SOURCE_COMMAND_LINE, 0);
+	}
+	current_index = INVOCATION_NOT_IN_ARGV;
 	push_split(inv, env ? env("NVCC_APPEND_FLAGS") : NULL, SOURCE_APPEND);
 
 	inv->args = XNEWVEC(struct inv_arg, inv->expanded.n ? inv->expanded.n : 1);
@@ -304,6 +315,7 @@ void invocation_release(struct invocation *inv)
 	argv_release(&inv->argv);
 	argv_release(&inv->expanded);
 	free(inv->sources);
+	free(inv->argv_index);
 	free(inv->args);
 	memset(inv, 0, sizeof(*inv));
 	argv_init(&inv->argv);

@@ -43,7 +43,7 @@ void plan_note(struct plan *p, const char *rule, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *text = xvasprintf(fmt, ap);
 	va_end(ap);
-	argv_pushf(&p->notes, "%s (rule %s)", text, rule);
+	argv_pushf(&p->notes, "%s [%s]", text, rule);
 	free(text);
 }
 

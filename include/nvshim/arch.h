@@ -50,7 +50,7 @@ int target_check(const struct target *t, const char **why);
 /* What nvcc embeds for the pair: sm_103 from compute_100f is embedded as sm_103f. */
 struct arch target_embedded(const struct target *t);
 
-struct target_list {
+struct arch_list {
 	struct target *v;
 	size_t n, alloc;
 	unsigned native : 1;    /* -arch=native */
@@ -59,24 +59,24 @@ struct target_list {
 	unsigned given : 1;     /* any target option was given */
 };
 
-void targets_init(struct target_list *l);
-void targets_release(struct target_list *l);
+void arch_list_init(struct arch_list *l);
+void arch_list_release(struct arch_list *l);
 /* Adds a pair unless it is there already; keeps the order of first appearance. */
-void targets_add(struct target_list *l, const struct target *t);
+void arch_list_add(struct arch_list *l, const struct target *t);
 
 /* Parses one -gencode value, keyword=value items in any order: "arch=compute_80,code=sm_80",
  * "arch=compute_90,code=[sm_90,compute_90]", "arch=compute_86,code=\"sm_86,compute_86\"" (the
  * quotes reach nvcc; without them nvcc rejects the list). Returns 0, or -1 with *why
  * (xmalloc'ed) in nvcc's words. */
-int targets_parse_gencode(struct target_list *l, const char *value, char **why);
+int arch_list_parse_gencode(struct arch_list *l, const char *value, char **why);
 
 /* Every target of an invocation, as nvcc expands them: -arch=sm_NN is compute_NN with
  * [sm_NN, compute_NN]; -arch=sm_NNa/f also run a plain compute_NN pass (PTX); -arch=compute_NN
  * alone is PTX only; -arch with -code pairs the arch with each code; -gencode as written; the
  * last -arch and the last -code win, as in nvcc. Returns 0, or -1 with *why (xmalloc'ed). */
-int targets_from_invocation(struct target_list *l, const struct invocation *inv, char **why);
+int arch_list_from_invocation(struct arch_list *l, const struct invocation *inv, char **why);
 
 /* One "-gencode=arch=compute_NN,code=[a,b]" argument per virtual arch, in list order. */
-void targets_to_args(const struct target_list *l, struct argv *out);
+void arch_list_to_args(const struct arch_list *l, struct argv *out);
 
 #endif

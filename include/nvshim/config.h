@@ -36,7 +36,7 @@ enum config_layer {
 	LAYER_FLAG,
 };
 
-enum config_type { CONF_STRING, CONF_PATH, CONF_BOOL, CONF_VERBOSITY, CONF_SIZE };
+enum config_type { CONF_STRING, CONF_PATH, CONF_BOOL, CONF_VERBOSITY, CONF_SIZE, CONF_CHOICE };
 
 enum config_item_flags {
 	CONF_PROGRAM = 1 << 0,    /* names a program to run: not from a project file unless trusted */
@@ -51,10 +51,17 @@ struct config {
 	char *cache_dir;
 	int trust_project;
 	size_t options_file_threshold;
+	/* The targets pass. */
+	int targets_unsupported;
+	int targets_native;
+	int targets_arch_specific;
+	char *ensure_devices; /* sass, ptx or off */
+	char *fallback_archs; /* "80,90" */
+	char *when_no_arch;   /* keep or devices */
 
 	/* Bookkeeping: not settings. */
-	char *origin[16];          /* per item, "default", "FILE:LINE", "env NVSHIM_X", "option --nvshim-x" */
-	enum config_layer layer[16];
+	char *origin[32];          /* per item, "default", "FILE:LINE", "env NVSHIM_X", "option --nvshim-x" */
+	enum config_layer layer[32];
 	struct argv files;         /* config files that were read, in order */
 	struct argv problems;      /* warnings not yet reported */
 };
@@ -65,6 +72,7 @@ struct config_item {
 	size_t offset;
 	unsigned flags;
 	const char *env_alias; /* a second environment name, or NULL */
+	const char *choices;   /* CONF_CHOICE: "a|b|c", the first is the default */
 	const char *help;
 };
 

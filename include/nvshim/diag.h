@@ -3,6 +3,8 @@
  *   nvshim warning : <what>      warning()   (an error under strict = true)
  *   nvshim error   : <what>      error()     returns -1
  *   nvshim fatal   : <what>      fatal()     exits with status 1, never returns
+ *   nvshim warning : <what>      diag_rewrite(): what nvshim changed and why; not a problem, so
+ *                                never an error under strict, and hidden at verbosity quiet
  *   nvshim info    : <what>      diag_note() shown at verbosity >= normal
  *   nvshim debug   : <what>      diag_debug() shown at verbosity debug
  *
@@ -27,6 +29,7 @@ void diag_set_strict(int strict);
 /* A warning, or under strict an error. Counted either way. */
 void warning(const char *fmt, ...) NVSHIM_PRINTF(1, 2);
 int error(const char *fmt, ...) NVSHIM_PRINTF(1, 2);
+void diag_rewrite(const char *fmt, ...) NVSHIM_PRINTF(1, 2);
 _Noreturn void fatal(const char *fmt, ...) NVSHIM_PRINTF(1, 2);
 void diag_note(enum verbosity at, const char *fmt, ...) NVSHIM_PRINTF(2, 3);
 #define diag_debug(...) diag_note(VERBOSITY_DEBUG, __VA_ARGS__)

@@ -58,6 +58,8 @@ enum arg_source {
 
 enum arg_class { ARG_OPTION, ARG_INPUT, ARG_UNKNOWN };
 
+#define INVOCATION_NOT_IN_ARGV ((size_t)-1)
+
 struct inv_arg {
 	enum arg_class what;
 	const struct nvcc_option *opt; /* ARG_OPTION only */
@@ -72,6 +74,8 @@ struct invocation {
 	struct argv argv;     /* the arguments as given, without the program name */
 	struct argv expanded; /* the analysed command line (see above) */
 	enum arg_source *sources; /* for each element of `expanded` */
+	size_t *argv_index;       /* for each element of `expanded`: its index in `argv`, or
+				   * INVOCATION_NOT_IN_ARGV when it came from the environment or a file */
 	struct inv_arg *args;
 	size_t nargs;
 	enum inv_mode mode;

@@ -1,7 +1,8 @@
 /* plan: the command that will run, and why.
  *
  * `argv` is the final command line for the real tool (argv[0] is the tool's path); `notes`
- * are the explanations of every rewrite, each naming its rule ("... (rule targets.unsupported)").
+ * are the explanations of every rewrite, each naming its rule
+ * ("dropped sm_70, sm_72: not supported by nvcc 13.0 [targets.unsupported]").
  * With nothing to rewrite the arguments are the user's, in the user's order.
  *
  * plan_finalize() moves a command line longer than a threshold into a private options file
@@ -18,7 +19,7 @@
 struct plan {
 	char *tool;         /* what is executed */
 	struct argv argv;   /* argv[0] and the arguments */
-	struct argv notes;  /* "<text> (rule <name>)" */
+	struct argv notes;  /* "<text> [<rule>]" */
 	char *options_dir;  /* private directory of the options file, or NULL */
 	char *options_file; /* the options file, or NULL */
 };

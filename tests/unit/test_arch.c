@@ -97,7 +97,7 @@ static char *nvcc_images(const char *args)
 }
 
 /* The same set, from nvshim's model. */
-static char *model_images(const struct target_list *l)
+static char *model_images(const struct arch_list *l)
 {
 	struct argv seen = ARGV_INIT;
 	for (size_t i = 0; i < l->n; i++) {
@@ -158,13 +158,13 @@ Test(arch, pair_rules_agree_with_nvcc)
 			cr_expect_eq(ok, !strstr(want, "fatal"), "%s -> %s: nvcc says '%s', model %s",
 				     virts[i], codes[j], want, ok ? "accepts" : why);
 			if (ok && !strstr(want, "fatal")) {
-				struct target_list l;
-				targets_init(&l);
-				targets_add(&l, &t);
+				struct arch_list l;
+				arch_list_init(&l);
+				arch_list_add(&l, &t);
 				char *got = model_images(&l);
 				cr_expect_str_eq(got, want, "%s -> %s", virts[i], codes[j]);
 				free(got);
-				targets_release(&l);
+				arch_list_release(&l);
 			}
 			free(want);
 			compared++;
@@ -208,18 +208,18 @@ Test(arch, command_lines_expand_like_nvcc_and_round_trip)
 	};
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		struct invocation inv;
-		struct target_list l;
+		struct arch_list l;
 		char *why;
 		parse_line(&inv, lines[i]);
-		targets_init(&l);
-		cr_assert_eq(targets_from_invocation(&l, &inv, &why), 0, "%s: %s", lines[i], why);
+		arch_list_init(&l);
+		cr_assert_eq(arch_list_from_invocation(&l, &inv, &why), 0, "%s: %s", lines[i], why);
 		cr_assert(l.given);
 		char *want = nvcc_images(lines[i]);
 		char *got = model_images(&l);
 		cr_expect_str_eq(got, want, "%s: model '%s', nvcc '%s'", lines[i], got, want);
 
 		struct argv args = ARGV_INIT;
-		targets_to_args(&l, &args);
+		arch_list_to_args(&l, &args);
 		if (strstr(lines[i], "-rdc=true"))
 			argv_push(&args, "-rdc=true");
 		char *joined = argv_to_shell(&args);
@@ -230,7 +230,7 @@ Test(arch, command_lines_expand_like_nvcc_and_round_trip)
 		argv_release(&args);
 		free(want);
 		free(got);
-		targets_release(&l);
+		arch_list_release(&l);
 		invocation_release(&inv);
 	}
 }
@@ -255,11 +255,11 @@ Test(arch, errors_in_nvccs_words)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct invocation inv;
-		struct target_list l;
+		struct arch_list l;
 		char *why = NULL;
 		parse_line(&inv, cases[i].line);
-		targets_init(&l);
-		cr_assert_eq(targets_from_invocation(&l, &inv, &why), -1, "%s", cases[i].line);
+		arch_list_init(&l);
+		cr_assert_eq(arch_list_from_invocation(&l, &inv, &why), -1, "%s", cases[i].line);
 		cr_assert_not_null(strstr(why, cases[i].error), "%s: got '%s'", cases[i].line, why);
 		/* nvcc says the same. */
 		char *nvcc_says = nvcc_images(cases[i].line);
@@ -267,7 +267,7 @@ Test(arch, errors_in_nvccs_words)
 				   nvcc_says);
 		free(nvcc_says);
 		free(why);
-		targets_release(&l);
+		arch_list_release(&l);
 		invocation_release(&inv);
 	}
 }
@@ -275,24 +275,24 @@ Test(arch, errors_in_nvccs_words)
 Test(arch, special_values_and_no_targets)
 {
 	struct invocation inv;
-	struct target_list l;
+	struct arch_list l;
 	char *why;
 	parse_line(&inv, "-c k.cu -arch=native");
-	targets_init(&l);
-	cr_assert_eq(targets_from_invocation(&l, &inv, &why), 0);
+	arch_list_init(&l);
+	cr_assert_eq(arch_list_from_invocation(&l, &inv, &why), 0);
 	cr_assert(l.native && l.given && l.n == 0);
-	targets_release(&l);
+	arch_list_release(&l);
 	invocation_release(&inv);
 	parse_line(&inv, "-c k.cu -arch=all-major");
-	targets_init(&l);
-	cr_assert_eq(targets_from_invocation(&l, &inv, &why), 0);
+	arch_list_init(&l);
+	cr_assert_eq(arch_list_from_invocation(&l, &inv, &why), 0);
 	cr_assert(l.all_major && !l.all);
-	targets_release(&l);
+	arch_list_release(&l);
 	invocation_release(&inv);
 	parse_line(&inv, "-c k.cu");
-	targets_init(&l);
-	cr_assert_eq(targets_from_invocation(&l, &inv, &why), 0);
+	arch_list_init(&l);
+	cr_assert_eq(arch_list_from_invocation(&l, &inv, &why), 0);
 	cr_assert(!l.given && l.n == 0);
-	targets_release(&l);
+	arch_list_release(&l);
 	invocation_release(&inv);
 }

@@ -27,7 +27,7 @@ Test(plan, notes_name_their_rule)
 	struct plan p;
 	plan_init(&p, "/bin/nvcc", NULL, 0);
 	plan_note(&p, "targets.unsupported", "dropped %s", "sm_70");
-	cr_assert_str_eq(p.notes.v[0], "dropped sm_70 (rule targets.unsupported)");
+	cr_assert_str_eq(p.notes.v[0], "dropped sm_70 [targets.unsupported]");
 	plan_release(&p);
 }
 
