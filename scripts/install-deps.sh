@@ -14,6 +14,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 	$SUDO apt-get update -qq
 	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# cuobjdump, to read the targets embedded in objects (tests only).
+if ! python3 -c 'import glob, site, sys; sys.exit(not any(glob.glob(d + "/nvidia/*/bin/cuobjdump") for d in site.getsitepackages()))' 2>/dev/null; then
+	python3 -m pip install --quiet --disable-pip-version-check nvidia-cuda-cuobjdump==13.5.37
+fi
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDA_HOME:-}" ]; then
 	echo "install-deps: no CUDA toolkit found (nvcc on PATH, \$CUDA_HOME or /usr/local/cuda)" >&2
 	exit 1
