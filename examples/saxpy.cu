@@ -23,7 +23,9 @@ int main()
 		y[i] = 2.0f;
 	}
 	saxpy<<<(n + 255) / 256, 256>>>(n, 2.0f, x, y);
-	cudaError_t err = cudaDeviceSynchronize();
+	cudaError_t err = cudaGetLastError(); /* a launch error, such as no kernel image */
+	if (err == cudaSuccess)
+		err = cudaDeviceSynchronize();
 	if (err != cudaSuccess) {
 		std::printf("saxpy: kernel failed: %s\n", cudaGetErrorString(err));
 		return 1;

@@ -55,6 +55,11 @@ def main():
     cases = [("nvcc --version", ["--version"], {}),
              ("nvcc --version, log_file set (nvshim waits)", ["--version"],
               {"NVSHIM_LOG_FILE": log + ".bench"}),
+             ("--dryrun -c -arch=sm_80 (targets pass, warm caches)",
+              ["--dryrun", "-c", "k.cu", "-o", "k.o", "-arch=sm_80"], {}),
+             ("--dryrun -c with a CUDA 12 list (rewritten, warm caches)",
+              ["--dryrun", "-c", "k.cu", "-o", "k.o", "-gencode", "arch=compute_70,code=sm_70",
+               "-gencode", "arch=compute_80,code=sm_80"], {"NVSHIM_VERBOSITY": "quiet"}),
              ("one-kernel compile (-c)", ["-c", "k.cu", "-o", "k.o"], {})]
     rows = []
     for name, args, extra in cases:

@@ -1,0 +1,62 @@
+#!/bin/bash
+# The GPU suite: what only a machine with an NVIDIA GPU can show. Skips cleanly without one.
+#   bash tests/gpu/run.sh NVSHIM [NVCC]
+# NVSHIM is the nvshim executable; nvshim-devices must be in its libexec/nvshim (build tree or
+# install). Checks: detection through NVML with a cold and a warm cache (timed),
+# CUDA_VISIBLE_DEVICES, -arch=native, and a program built from a list without the GPU's target
+# that fails with plain nvcc and runs after nvshim's ensure_devices rule.
+NVSHIM=$1
+NVCC=${2:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+. "$(dirname "$0")/../e2e/lib.sh"
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+	skip "GPU suite" "no NVIDIA GPU on this machine"
+	finish
+	exit
+fi
+SRC="$(cd "$(dirname "$0")/../.." && pwd)/examples/saxpy.cu"
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '. ')
+echo "# GPU: $(nvidia-smi -L | head -1), compute capability $cc"
+cd "$WORK" || exit 1
+
+# Detection, cold then warm (cache under the private HOME of this run).
+t0=$(date +%s%N); out=$("$NVSHIM" doctor 2>&1); t1=$(date +%s%N)
+out2=$("$NVSHIM" doctor 2>&1); t2=$(date +%s%N)
+echo "$out" | sed -n 's/^/# /; /GPUs/p'
+check "detected sm_$cc through nvshim-devices" contains "$out" "^GPUs *: sm_$cc .*nvshim-devices (NVML)"
+check "second lookup from the cache" contains "$out2" "^GPUs *: sm_$cc .*(from cache "
+echo "# nvshim doctor: cold device cache $(((t1 - t0) / 1000000)) ms, warm $(((t2 - t1) / 1000000)) ms (doctor also runs nvcc twice)"
+helper=$(dirname "$NVSHIM")/libexec/nvshim/nvshim-devices
+[ -x "$helper" ] || helper=$(dirname "$NVSHIM")/../libexec/nvshim/nvshim-devices
+for i in 1 2 3; do t0=$(date +%s%N); "$helper" >/dev/null; t1=$(date +%s%N); echo "# nvshim-devices (NVML query, cold process): $(((t1 - t0) / 1000)) us"; done
+for i in 1 2 3; do
+	t0=$(date +%s%N); "$NVSHIM" --version >/dev/null; t1=$(date +%s%N); "$NVCC" --version >/dev/null; t2=$(date +%s%N)
+	echo "# --version: nvshim $(((t1 - t0) / 1000)) us, nvcc $(((t2 - t1) / 1000)) us"
+done
+# A compile with a target list, caches warm: the targets pass's cost.
+printf '__global__ void k(float *x) { x[0] = 1; }\n' >k.cu
+"$NVSHIM" -c k.cu -o k.o -arch=sm_90 >/dev/null 2>&1
+for i in 1 2 3; do
+	t0=$(date +%s%N); "$NVSHIM" -c k.cu -o k.o -arch=sm_90; t1=$(date +%s%N); "$NVCC" -c k.cu -o k.o -arch=sm_90; t2=$(date +%s%N)
+	echo "# -c -arch=sm_90: nvshim $(((t1 - t0) / 1000000)) ms, nvcc $(((t2 - t1) / 1000000)) ms"
+done
+out=$(CUDA_VISIBLE_DEVICES= "$NVSHIM" doctor 2>&1)
+check "CUDA_VISIBLE_DEVICES= hides the GPU" contains "$out" "^GPUs *: none"
+
+# -arch=native: the GPU's target, explicitly.
+"$NVSHIM" "$SRC" -o native -arch=native 2>"$WORK/err"
+check "-arch=native builds" test $? -eq 0
+check "-arch=native: explained" grep -q "building for the GPUs found" "$WORK/err"
+check "-arch=native: the program runs on the GPU" sh -c "./native | grep -q ' 0 of '"
+
+# A list without anything for this GPU: plain nvcc builds a program that cannot run here.
+LIST=(-gencode arch=compute_80,code=sm_80)
+[ "$cc" -lt 90 ] && LIST=(-gencode arch=compute_90,code=sm_90)
+"$NVCC" "$SRC" -o plain "${LIST[@]}"
+./plain >"$WORK/plain.out" 2>&1
+st=$?
+check "plain nvcc's program does not run here" test $st -ne 0 -a -n "$(grep 'no kernel image' "$WORK/plain.out")"
+cat "$WORK/plain.out" | sed 's/^/# plain: /' 
+"$NVSHIM" "$SRC" -o fixed "${LIST[@]}" 2>"$WORK/err"
+check "ensure_devices: explained" grep -q "added sm_$cc" "$WORK/err"
+check "ensure_devices: the program runs on the GPU" sh -c "./fixed | grep -q ' 0 of '"
+finish
