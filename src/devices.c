@@ -174,6 +174,7 @@ void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir
 	char *key = driver_key(env);
 	char *path = cache_dir && *cache_dir ? concat(cache_dir, "/devices", NULL) : NULL;
 	char *text = NULL, *source = NULL;
+	int detected = 0;
 	FILE *f = path ? fopen(path, "r") : NULL;
 	if (f) {
 		size_t len = 0;
@@ -198,6 +199,7 @@ void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir
 		argv_release(&args);
 		if (rc == 0 && text && !parse_listing(d, text, NULL, &source)) {
 			d->source = concat("nvshim-devices (", source ? source : "?", ")", NULL);
+			detected = 1;
 		} else {
 			warning("%s did not list the GPUs; assuming none", helper);
 			d->n = 0;
@@ -207,7 +209,8 @@ void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir
 	}
 	if (!d->source)
 		d->source = xstrdup(source ? source : "none");
-	if (path) {
+	/* Only a detector's answer is worth keeping. */
+	if (path && detected) {
 		/* Written whole to a temporary name, then renamed. */
 		char *tmp = concat(path, ".XXXXXX", NULL);
 		int fd = toolkit_mkdirs(cache_dir) ? -1 : mkstemp(tmp);

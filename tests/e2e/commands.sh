@@ -9,7 +9,8 @@ FAKE="$WORK/fake/nvcc"
 mkdir -p "$WORK/fake"
 cat >"$FAKE" <<'SH'
 #!/bin/sh
-[ -n "${FAKE_MARK:-}" ] && echo ran >"$FAKE_MARK"
+# explain may ask nvcc for facts (--version, --help), never run the command itself.
+case ${1:-} in --version | --help) ;; *) [ -n "${FAKE_MARK:-}" ] && echo ran >"$FAKE_MARK" ;; esac
 printf '[%s]\n' "$@"
 for a in "$@"; do
 	case $a in
@@ -113,7 +114,7 @@ out=$(NVSHIM_VERBOSITY=verbose "$NVSHIM" config)
 check "config shows values with origins" grep -q '^verbosity *= verbose *# env NVSHIM_VERBOSITY$' <<<"$out"
 check "config shows real_nvcc from NVSHIM_NVCC" grep -q "^real_nvcc *= $FAKE *# env NVSHIM_NVCC$" <<<"$out"
 out=$(FAKE_MARK="$WORK/mark" "$NVSHIM" explain -c k.cu -o k.o -arch=sm_90 --bogus)
-check "explain runs nothing" test ! -e "$WORK/mark"
+check "explain runs nothing (nvcc is asked only for its facts)" test ! -e "$WORK/mark"
 check "explain shows mode, inputs, output, unknown options and the command" contains "$out" \
 	"^mode *: compile" "k.cu (cuda)" "^output *: k.o" "^unknown *: --bogus" \
 	"^command *: .*nvcc -c k.cu -o k.o -arch=sm_90 --bogus$"
