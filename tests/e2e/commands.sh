@@ -10,7 +10,7 @@ mkdir -p "$WORK/fake"
 cat >"$FAKE" <<'SH'
 #!/bin/sh
 # explain may ask nvcc for facts (--version, --help), never run the command itself.
-case ${1:-} in --version | --help) ;; *) [ -n "${FAKE_MARK:-}" ] && echo ran >"$FAKE_MARK" ;; esac
+case ${1:-} in --version | --help | --list-gpu-code | --list-gpu-arch) ;; *) [ -n "${FAKE_MARK:-}" ] && echo ran >"$FAKE_MARK" ;; esac
 printf '[%s]\n' "$@"
 for a in "$@"; do
 	case $a in
