@@ -9,9 +9,9 @@
 
 #include <libiberty.h>
 
+#include "nvshim/cache.h"
 #include "nvshim/diag.h"
 #include "nvshim/runner.h"
-#include "nvshim/toolkit.h"
 
 void devices_init(struct devices *d) { memset(d, 0, sizeof(*d)); }
 
@@ -173,17 +173,10 @@ void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir
 	}
 	char *key = driver_key(env);
 	char *path = cache_dir && *cache_dir ? concat(cache_dir, "/devices", NULL) : NULL;
-	char *text = NULL, *source = NULL;
+	char *source = NULL;
 	int detected = 0;
-	FILE *f = path ? fopen(path, "r") : NULL;
-	if (f) {
-		size_t len = 0;
-		FILE *m = open_memstream(&text, &len);
-		int c;
-		while ((c = fgetc(f)) != EOF)
-			fputc(c, m);
-		fclose(m);
-		fclose(f);
+	char *text = path ? cache_read(path) : NULL;
+	if (text) {
 		if (!parse_listing(d, text, key, &source)) {
 			d->source = concat("cache ", path, " (", source ? source : "?", ")", NULL);
 			goto select;
@@ -211,23 +204,17 @@ void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir
 		d->source = xstrdup(source ? source : "none");
 	/* Only a detector's answer is worth keeping. */
 	if (path && detected) {
-		/* Written whole to a temporary name, then renamed. */
-		char *tmp = concat(path, ".XXXXXX", NULL);
-		int fd = toolkit_mkdirs(cache_dir) ? -1 : mkstemp(tmp);
-		FILE *out = fd < 0 ? NULL : fdopen(fd, "w");
-		if (out) {
-			fprintf(out, "key %s\nsource %s\n", key, source ? source : "none");
-			for (size_t i = 0; i < d->n; i++)
-				fprintf(out, "device %u %s\n", d->v[i].cc, d->v[i].uuid);
-			fprintf(out, "end\n");
-		}
-		if (!out || fclose(out) || rename(tmp, path)) {
+		char *listing = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&listing, &len);
+		fprintf(m, "key %s\nsource %s\n", key, source ? source : "none");
+		for (size_t i = 0; i < d->n; i++)
+			fprintf(m, "device %u %s\n", d->v[i].cc, d->v[i].uuid);
+		fprintf(m, "end\n");
+		fclose(m);
+		if (cache_write(cache_dir, path, listing))
 			diag_debug("cannot write the device cache %s: %s", path, strerror(errno));
-			if (fd >= 0 && !out)
-				close(fd);
-			unlink(tmp);
-		}
-		free(tmp);
+		free(listing);
 	}
 select:
 	devices_select(d, env("CUDA_VISIBLE_DEVICES"));

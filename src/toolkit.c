@@ -10,6 +10,7 @@
 
 #include <libiberty.h>
 
+#include "nvshim/cache.h"
 #include "nvshim/diag.h"
 #include "nvshim/runner.h"
 
@@ -97,24 +98,6 @@ void toolkit_release(struct toolkit *tk)
 	toolkit_init(tk);
 }
 
-int toolkit_mkdirs(const char *dir)
-{
-	char *d = xstrdup(dir);
-	for (char *p = d + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(d, 0700) && errno != EEXIST) {
-			free(d);
-			return -1;
-		}
-		*p = '/';
-	}
-	int rc = mkdir(d, 0700) && errno != EEXIST ? -1 : 0;
-	free(d);
-	return rc;
-}
-
 static void set_version(struct toolkit *tk, const char *v)
 {
 	free(tk->version);
@@ -156,16 +139,11 @@ static char *cache_path(const char *cache_dir, const char *key)
 
 static int read_cache(struct toolkit *tk, const char *path, const char *key)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	char *text = cache_read(path);
+	if (!text)
 		return -1;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
 	int have_key = 0, have_version = 0, have_end = 0;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		if (line[len - 1] == '\n')
-			line[--len] = '\0';
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		if (!strncmp(line, "key ", 4))
 			have_key = !strcmp(line + 4, key);
 		else if (!strncmp(line, "version ", 8) && have_key) {
@@ -176,8 +154,7 @@ static int read_cache(struct toolkit *tk, const char *path, const char *key)
 		else if (!strcmp(line, "end"))
 			have_end = 1;
 	}
-	free(line);
-	fclose(f);
+	free(text);
 	if (have_key && have_version && have_end && tk->targets.n)
 		return 0;
 	argv_release(&tk->targets);
@@ -187,24 +164,19 @@ static int read_cache(struct toolkit *tk, const char *path, const char *key)
 static void write_cache(const struct toolkit *tk, const char *cache_dir, const char *path,
 			const char *key)
 {
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	fprintf(m, "key %s\nversion %s\n", key, tk->version);
+	for (size_t i = 0; i < tk->targets.n; i++)
+		fprintf(m, "target %s\n", tk->targets.v[i]);
+	fprintf(m, "end\n");
+	fclose(m);
 	char *dir = concat(cache_dir, "/toolkit", NULL);
-	char *tmp = concat(path, ".XXXXXX", NULL);
-	int fd = toolkit_mkdirs(dir) ? -1 : mkstemp(tmp);
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (f) {
-		fprintf(f, "key %s\nversion %s\n", key, tk->version);
-		for (size_t i = 0; i < tk->targets.n; i++)
-			fprintf(f, "target %s\n", tk->targets.v[i]);
-		fprintf(f, "end\n");
-	}
-	if (!f || fclose(f) || rename(tmp, path)) {
+	if (cache_write(dir, path, text))
 		warning("cannot write the toolkit cache %s: %s", path, strerror(errno));
-		if (fd >= 0 && !f)
-			close(fd);
-		unlink(tmp);
-	}
 	free(dir);
-	free(tmp);
+	free(text);
 }
 
 int toolkit_load(struct toolkit *tk, const char *nvcc, const char *cache_dir)

@@ -43,7 +43,4 @@ int toolkit_accepts(const struct toolkit *tk, const struct arch *a);
 /* The number a toolkit uses for a retired number, or the number itself (13.0: 101 -> 110). */
 unsigned toolkit_renamed(const struct toolkit *tk, unsigned num);
 
-/* Creates dir and its parents with mode 0700. Returns 0 or -1 (errno set). */
-int toolkit_mkdirs(const char *dir);
-
 #endif

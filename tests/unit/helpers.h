@@ -9,6 +9,16 @@
 
 #include <libiberty.h>
 
+/* A fake environment for code that takes a getenv-like function: NAME, VALUE pairs. */
+static const char *test_envv[16][2];
+static inline const char *test_env(const char *name)
+{
+	for (size_t i = 0; i < 16 && test_envv[i][0]; i++)
+		if (!strcmp(test_envv[i][0], name))
+			return test_envv[i][1];
+	return NULL;
+}
+
 /* A fresh private directory under TMPDIR (xmalloc'ed). */
 static inline char *test_tmpdir(void)
 {

@@ -42,6 +42,36 @@ Test(arch, order)
 	cr_assert_gt(arch_cmp(&a, &b), 0, "same number: virtual before real");
 }
 
+static void add_once(struct argv *set, char *item)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (!strcmp(set->v[i], item)) {
+			free(item);
+			return;
+		}
+	argv_push_owned(set, item);
+}
+
+/* The set's items sorted and joined with spaces (xmalloc'ed); releases the set. */
+static char *sorted_set(struct argv *seen)
+{
+	for (size_t i = 0; i < seen->n; i++)
+		for (size_t j = i + 1; j < seen->n; j++)
+			if (strcmp(seen->v[i], seen->v[j]) > 0) {
+				char *t = seen->v[i];
+				seen->v[i] = seen->v[j];
+				seen->v[j] = t;
+			}
+	char *r = xstrdup("");
+	for (size_t i = 0; i < seen->n; i++) {
+		char *n = concat(r, i ? " " : "", seen->v[i], NULL);
+		free(r);
+		r = n;
+	}
+	argv_release(seen);
+	return r;
+}
+
 /* nvcc's own verdict, through --dryrun: the sorted set of "kind=X,sm=Y" images it would embed,
  * or "fatal: ..." (xmalloc'ed). */
 static char *nvcc_images(const char *args)
@@ -63,14 +93,7 @@ static char *nvcc_images(const char *args)
 		for (char *k = strstr(line, "kind="); k; k = strstr(k + 1, "kind=")) {
 			size_t len = strcspn(k, ", ");
 			len += strcspn(k + len + 1, ", \"") + 1;
-			char *img = xstrndup(k, len);
-			int dup = 0;
-			for (size_t i = 0; i < seen.n; i++)
-				dup |= !strcmp(seen.v[i], img);
-			if (dup)
-				free(img);
-			else
-				argv_push_owned(&seen, img);
+			add_once(&seen, xstrndup(k, len));
 		}
 	}
 	pclose(p);
@@ -79,21 +102,7 @@ static char *nvcc_images(const char *args)
 		argv_release(&seen);
 		return fatal;
 	}
-	for (size_t i = 0; i < seen.n; i++)
-		for (size_t j = i + 1; j < seen.n; j++)
-			if (strcmp(seen.v[i], seen.v[j]) > 0) {
-				char *t = seen.v[i];
-				seen.v[i] = seen.v[j];
-				seen.v[j] = t;
-			}
-	char *r = xstrdup("");
-	for (size_t i = 0; i < seen.n; i++) {
-		char *n = concat(r, i ? " " : "", seen.v[i], NULL);
-		free(r);
-		r = n;
-	}
-	argv_release(&seen);
-	return r;
+	return sorted_set(&seen);
 }
 
 /* The same set, from nvshim's model. */
@@ -105,30 +114,9 @@ static char *model_images(const struct arch_list *l)
 		char buf[32];
 		arch_format(&e, buf, sizeof(buf));
 		const char *kind = e.kind == ARCH_REAL ? "elf" : e.kind == ARCH_VIRTUAL ? "ptx" : "nvvm";
-		char *img = xasprintf("kind=%s,sm=%s", kind, strchr(buf, '_') + 1);
-		int dup = 0;
-		for (size_t j = 0; j < seen.n; j++)
-			dup |= !strcmp(seen.v[j], img);
-		if (dup)
-			free(img);
-		else
-			argv_push_owned(&seen, img);
+		add_once(&seen, xasprintf("kind=%s,sm=%s", kind, strchr(buf, '_') + 1));
 	}
-	for (size_t i = 0; i < seen.n; i++)
-		for (size_t j = i + 1; j < seen.n; j++)
-			if (strcmp(seen.v[i], seen.v[j]) > 0) {
-				char *t = seen.v[i];
-				seen.v[i] = seen.v[j];
-				seen.v[j] = t;
-			}
-	char *r = xstrdup("");
-	for (size_t i = 0; i < seen.n; i++) {
-		char *n = concat(r, i ? " " : "", seen.v[i], NULL);
-		free(r);
-		r = n;
-	}
-	argv_release(&seen);
-	return r;
+	return sorted_set(&seen);
 }
 
 /* Which (arch, code) pairs are valid, asked of the machine's nvcc for archs it supports. */

@@ -7,25 +7,16 @@
 #include "helpers.h"
 #include "nvshim/config.h"
 
-/* A fake environment: NAME=VALUE pairs. */
-static const char *envv[16][2];
-static const char *fake_env(const char *name)
-{
-	for (size_t i = 0; i < 16 && envv[i][0]; i++)
-		if (!strcmp(envv[i][0], name))
-			return envv[i][1];
-	return NULL;
-}
 static void setv(size_t i, const char *n, const char *v)
 {
-	envv[i][0] = n;
-	envv[i][1] = v;
+	test_envv[i][0] = n;
+	test_envv[i][1] = v;
 }
 
 static char *dir;
 static void setup(void)
 {
-	memset(envv, 0, sizeof(envv));
+	memset(test_envv, 0, sizeof(test_envv));
 	dir = test_tmpdir();
 }
 static void teardown(void)
@@ -44,14 +35,14 @@ Test(config, defaults)
 {
 	struct config c;
 	setv(0, "HOME", "/home/u");
-	config_init(&c, fake_env);
+	config_init(&c, test_env);
 	cr_assert_eq(c.verbosity, VERBOSITY_NORMAL);
 	cr_assert_not(c.strict);
 	cr_assert_str_eq(c.cache_dir, "/home/u/.cache/nvshim");
 	cr_assert_str_eq(origin_of(&c, "verbosity"), "default");
 	config_release(&c);
 	setv(1, "XDG_CACHE_HOME", "/xdg");
-	config_init(&c, fake_env);
+	config_init(&c, test_env);
 	cr_assert_str_eq(c.cache_dir, "/xdg/nvshim");
 	config_release(&c);
 }
@@ -80,8 +71,8 @@ Test(config, precedence_with_origins)
 	argv_push(&args, "a.cu");
 	struct config_paths paths = { install, system_, user, proj };
 	struct config c;
-	config_init(&c, fake_env);
-	config_load(&c, &paths, fake_env, &args);
+	config_init(&c, test_env);
+	config_load(&c, &paths, test_env, &args);
 
 	cr_assert_eq(c.verbosity, VERBOSITY_VERBOSE);
 	cr_assert_str_eq(origin_of(&c, "verbosity"), "option --nvshim-verbosity");
@@ -120,7 +111,7 @@ Test(config, relative_paths_in_a_file_are_relative_to_it)
 {
 	char *f = test_write(dir, "user.ini", "log_file = logs/nvshim.log\ncache_dir = ~/cache\n");
 	struct config c;
-	config_init(&c, fake_env);
+	config_init(&c, test_env);
 	config_load_file(&c, f, LAYER_USER);
 	char *want = concat(dir, "/logs/nvshim.log", NULL);
 	cr_assert_str_eq(c.log_file, want);
@@ -152,7 +143,7 @@ Test(config, bad_lines_are_reported_with_file_and_line_and_skipped)
 			       longline);
 	char *f = test_write(dir, "bad.ini", text);
 	struct config c;
-	config_init(&c, fake_env);
+	config_init(&c, test_env);
 	config_load_file(&c, f, LAYER_USER);
 	/* Good lines around the bad ones still count. */
 	cr_assert_eq(c.verbosity, VERBOSITY_DEBUG);
@@ -194,7 +185,7 @@ Test(config, strict_turns_problems_into_errors)
 {
 	char *f = test_write(dir, "s.ini", "strict = true\nbogus = 1\n");
 	struct config c;
-	config_init(&c, fake_env);
+	config_init(&c, test_env);
 	config_load_file(&c, f, LAYER_USER);
 	char *buf = NULL;
 	size_t len = 0;
@@ -218,8 +209,8 @@ Test(config, project_file_cannot_choose_programs_unless_trusted)
 						    "verbosity = verbose\n");
 	struct config_paths paths = { NULL, NULL, NULL, dir };
 	struct config c;
-	config_init(&c, fake_env);
-	config_load(&c, &paths, fake_env, NULL);
+	config_init(&c, test_env);
+	config_load(&c, &paths, test_env, NULL);
 	cr_assert_null(c.real_nvcc);
 	cr_assert_not(c.trust_project);
 	cr_assert_eq(c.verbosity, VERBOSITY_VERBOSE);
@@ -231,16 +222,16 @@ Test(config, project_file_cannot_choose_programs_unless_trusted)
 	/* The user file trusts it. */
 	char *user = test_write(dir, "user.ini", "trust_project = yes\n");
 	paths.user = user;
-	config_init(&c, fake_env);
-	config_load(&c, &paths, fake_env, NULL);
+	config_init(&c, test_env);
+	config_load(&c, &paths, test_env, NULL);
 	cr_assert_str_eq(c.real_nvcc, "/evil/nvcc");
 	config_release(&c);
 
 	/* So does the environment, although it is applied after the project file. */
 	paths.user = NULL;
 	setv(0, "NVSHIM_TRUST_PROJECT", "1");
-	config_init(&c, fake_env);
-	config_load(&c, &paths, fake_env, NULL);
+	config_init(&c, test_env);
+	config_load(&c, &paths, test_env, NULL);
 	cr_assert_str_eq(c.real_nvcc, "/evil/nvcc");
 	config_release(&c);
 	free(proj);
@@ -255,8 +246,8 @@ Test(config, project_file_is_found_upwards)
 	free(test_write(dir, "a/.nvshim.ini", "verbosity = quiet\n"));
 	struct config_paths paths = { NULL, NULL, NULL, deep };
 	struct config c;
-	config_init(&c, fake_env);
-	config_load(&c, &paths, fake_env, NULL);
+	config_init(&c, test_env);
+	config_load(&c, &paths, test_env, NULL);
 	cr_assert_eq(c.verbosity, VERBOSITY_QUIET);
 	char *want = concat(dir, "/a/.nvshim.ini:1", NULL);
 	cr_assert_str_eq(origin_of(&c, "verbosity"), want);
@@ -271,15 +262,15 @@ Test(config, environment_names_and_alias)
 	setv(0, "NVSHIM_NVCC", "/alias/nvcc");
 	setv(1, "NVSHIM_STRICT", "on");
 	struct config c;
-	config_init(&c, fake_env);
-	config_load_env(&c, fake_env);
+	config_init(&c, test_env);
+	config_load_env(&c, test_env);
 	cr_assert_str_eq(c.real_nvcc, "/alias/nvcc");
 	cr_assert_str_eq(origin_of(&c, "real_nvcc"), "env NVSHIM_NVCC");
 	cr_assert(c.strict);
 	config_release(&c);
 	setv(2, "NVSHIM_REAL_NVCC", "/canonical/nvcc");
-	config_init(&c, fake_env);
-	config_load_env(&c, fake_env);
+	config_init(&c, test_env);
+	config_load_env(&c, test_env);
 	cr_assert_str_eq(c.real_nvcc, "/canonical/nvcc");
 	config_release(&c);
 }
@@ -293,7 +284,7 @@ Test(config, flags_bad_and_boolean)
 	argv_push(&args, "--nvshim-cache_dir=/x");
 	argv_push(&args, "x.cu");
 	struct config c;
-	config_init(&c, fake_env);
+	config_init(&c, test_env);
 	config_take_flags(&c, &args);
 	cr_assert(c.strict);
 	cr_assert_str_eq(c.cache_dir, "/x");
@@ -312,7 +303,7 @@ Test(config, print_shows_every_item_with_origin)
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	struct config c;
-	config_init(&c, fake_env);
+	config_init(&c, test_env);
 	config_print(&c, m);
 	fclose(m);
 	for (size_t i = 0; i < config_nitems; i++)
@@ -344,7 +335,7 @@ Test(config, shipped_files_match_the_item_table)
 	/* The template itself loads without a problem. */
 	char *f = test_write(dir, "t.ini", buf);
 	struct config c;
-	config_init(&c, fake_env);
+	config_init(&c, test_env);
 	config_load_file(&c, f, LAYER_INSTALL);
 	cr_assert_eq(c.problems.n, 0);
 	config_release(&c);

@@ -71,14 +71,6 @@ Test(devices, cuda_visible_devices)
 	cr_assert_eq(d.n, 3);
 }
 
-static const char *envv[8][2];
-static const char *fake_env(const char *name)
-{
-	for (size_t i = 0; i < 8 && envv[i][0]; i++)
-		if (!strcmp(envv[i][0], name))
-			return envv[i][1];
-	return NULL;
-}
 
 Test(devices, override_cache_and_detector)
 {
@@ -91,17 +83,17 @@ Test(devices, override_cache_and_detector)
 	struct devices d;
 	devices_init(&d);
 
-	envv[0][0] = "NVSHIM_DEVICES";
-	envv[0][1] = "75";
-	devices_load(&d, fake_env, cache, helper);
+	test_envv[0][0] = "NVSHIM_DEVICES";
+	test_envv[0][1] = "75";
+	devices_load(&d, test_env, cache, helper);
 	cr_assert_eq(d.n, 1);
 	cr_assert_str_eq(d.source, "NVSHIM_DEVICES");
 
-	memset(envv, 0, sizeof(envv));
-	devices_load(&d, fake_env, cache, helper);
+	memset(test_envv, 0, sizeof(test_envv));
+	devices_load(&d, test_env, cache, helper);
 	cr_assert_eq(d.n, 2);
 	cr_assert_str_eq(d.source, "nvshim-devices (fake)");
-	devices_load(&d, fake_env, cache, helper);
+	devices_load(&d, test_env, cache, helper);
 	cr_assert_eq(d.n, 2);
 	cr_assert_eq(strncmp(d.source, "cache ", 6), 0, "%s", d.source);
 	char *runs_path = concat(dir, "/runs", NULL);
@@ -110,23 +102,23 @@ Test(devices, override_cache_and_detector)
 	free(runs);
 
 	/* CUDA_VISIBLE_DEVICES applies to the cached list. */
-	envv[0][0] = "CUDA_VISIBLE_DEVICES";
-	envv[0][1] = "1";
-	devices_load(&d, fake_env, cache, helper);
+	test_envv[0][0] = "CUDA_VISIBLE_DEVICES";
+	test_envv[0][1] = "1";
+	devices_load(&d, test_env, cache, helper);
 	cr_assert_eq(d.n, 1);
 	cr_assert_eq(d.v[0].cc, 80);
 
 	/* Another library path is another key. */
-	envv[0][0] = "LD_LIBRARY_PATH";
-	envv[0][1] = "/elsewhere";
-	devices_load(&d, fake_env, cache, helper);
+	test_envv[0][0] = "LD_LIBRARY_PATH";
+	test_envv[0][1] = "/elsewhere";
+	devices_load(&d, test_env, cache, helper);
 	runs = test_read(runs_path);
 	cr_assert_str_eq(runs, "x\nx\n");
 	free(runs);
 
 	/* No detector at all: no GPU, not an error. */
-	memset(envv, 0, sizeof(envv));
-	devices_load(&d, fake_env, NULL, NULL);
+	memset(test_envv, 0, sizeof(test_envv));
+	devices_load(&d, test_env, NULL, NULL);
 	cr_assert_eq(d.n, 0);
 	devices_release(&d);
 	test_rmtree(dir);

@@ -8,14 +8,6 @@
 #include "helpers.h"
 #include "nvshim/locate.h"
 
-static const char *envv[8][2];
-static const char *fake_env(const char *name)
-{
-	for (size_t i = 0; i < 8 && envv[i][0]; i++)
-		if (!strcmp(envv[i][0], name))
-			return envv[i][1];
-	return NULL;
-}
 
 static char *dir;
 static struct self self;
@@ -23,7 +15,7 @@ static char *self_dir, *other_dir, *plain_dir;
 
 static void setup(void)
 {
-	memset(envv, 0, sizeof(envv));
+	memset(test_envv, 0, sizeof(test_envv));
 	dir = test_tmpdir();
 	locate_self(&self);
 	self_dir = concat(dir, "/self", NULL);
@@ -56,7 +48,7 @@ TestSuite(locate, .init = setup, .fini = teardown);
 
 static int find(struct config *c, char **path, char **how)
 {
-	return locate_nvcc(c, fake_env, &self, path, how);
+	return locate_nvcc(c, test_env, &self, path, how);
 }
 
 Test(locate, self_is_known)
@@ -71,8 +63,8 @@ Test(locate, self_is_known)
 Test(locate, path_skips_nvshim_itself_and_non_executables)
 {
 	char *p = xasprintf("%s:%s:%s", self_dir, plain_dir, other_dir);
-	envv[0][0] = "PATH";
-	envv[0][1] = p;
+	test_envv[0][0] = "PATH";
+	test_envv[0][1] = p;
 	struct config c;
 	config_init(&c, NULL);
 	char *path, *how;
@@ -96,10 +88,10 @@ Test(locate, cuda_home_before_path_and_skipped_when_it_is_nvshim)
 	mkdir(bin, 0700);
 	char *script = test_write(bin, "nvcc", "#!/bin/sh\n");
 	chmod(script, 0755);
-	envv[0][0] = "CUDA_HOME";
-	envv[0][1] = home;
-	envv[1][0] = "PATH";
-	envv[1][1] = other_dir;
+	test_envv[0][0] = "CUDA_HOME";
+	test_envv[0][1] = home;
+	test_envv[1][0] = "PATH";
+	test_envv[1][1] = other_dir;
 	struct config c;
 	config_init(&c, NULL);
 	char *path, *how;
@@ -123,8 +115,8 @@ Test(locate, cuda_home_before_path_and_skipped_when_it_is_nvshim)
 
 Test(locate, explicit_real_nvcc_is_never_replaced)
 {
-	envv[0][0] = "PATH";
-	envv[0][1] = other_dir;
+	test_envv[0][0] = "PATH";
+	test_envv[0][1] = other_dir;
 	struct config c;
 	config_init(&c, NULL);
 	c.real_nvcc = concat(plain_dir, "/nvcc", NULL);
@@ -145,8 +137,8 @@ Test(locate, explicit_real_nvcc_is_never_replaced)
 
 Test(locate, nothing_found_is_one_error)
 {
-	envv[0][0] = "PATH";
-	envv[0][1] = self_dir;
+	test_envv[0][0] = "PATH";
+	test_envv[0][1] = self_dir;
 	struct config c;
 	config_init(&c, NULL);
 	char *path, *how;
@@ -165,10 +157,10 @@ Test(locate, nothing_found_is_one_error)
 
 Test(locate, depth_from_environment)
 {
-	cr_assert_eq(locate_depth(fake_env), 0);
-	envv[0][0] = LOCATE_DEPTH_VAR;
-	envv[0][1] = "2";
-	cr_assert_eq(locate_depth(fake_env), 2);
-	envv[0][1] = "garbage";
-	cr_assert_eq(locate_depth(fake_env), 0);
+	cr_assert_eq(locate_depth(test_env), 0);
+	test_envv[0][0] = LOCATE_DEPTH_VAR;
+	test_envv[0][1] = "2";
+	cr_assert_eq(locate_depth(test_env), 2);
+	test_envv[0][1] = "garbage";
+	cr_assert_eq(locate_depth(test_env), 0);
 }

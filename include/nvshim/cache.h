@@ -1,0 +1,18 @@
+/* cache: nvshim's small files under cache_dir, safe for concurrent builds.
+ *
+ * cache_write() writes a whole file under a temporary name in the same directory (mkstemp)
+ * and renames it into place, so a reader sees the old file or the new one, never half of one.
+ * Directories are made with mode 0700. Readers check what they read (a key line and an end
+ * line), so a damaged file is ignored and rewritten.
+ */
+#ifndef NVSHIM_CACHE_H
+#define NVSHIM_CACHE_H
+
+/* Creates dir and its parents (mode 0700). Returns 0 or -1 (errno set). */
+int cache_mkdirs(const char *dir);
+/* The whole file (xmalloc'ed), or NULL. */
+char *cache_read(const char *path);
+/* Writes text to path atomically, making dir first. Returns 0 or -1 (errno set). */
+int cache_write(const char *dir, const char *path, const char *text);
+
+#endif

@@ -1,0 +1,69 @@
+#include "nvshim/cache.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libiberty.h>
+
+int cache_mkdirs(const char *dir)
+{
+	char *d = xstrdup(dir);
+	for (char *p = d + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(d, 0700) && errno != EEXIST) {
+			free(d);
+			return -1;
+		}
+		*p = '/';
+	}
+	int rc = mkdir(d, 0700) && errno != EEXIST ? -1 : 0;
+	free(d);
+	return rc;
+}
+
+char *cache_read(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *text = NULL;
+	size_t len = 0, alloc = 0, got;
+	char buf[4096];
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0) {
+		if (len + got + 1 > alloc) {
+			alloc = (len + got + 1) * 2;
+			text = XRESIZEVEC(char, text, alloc);
+		}
+		memcpy(text + len, buf, got);
+		len += got;
+	}
+	fclose(f);
+	if (!text)
+		return xstrdup("");
+	text[len] = '\0';
+	return text;
+}
+
+int cache_write(const char *dir, const char *path, const char *text)
+{
+	char *tmp = concat(path, ".XXXXXX", NULL);
+	int fd = cache_mkdirs(dir) ? -1 : mkstemp(tmp);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	int rc = 0;
+	if (!f || fputs(text, f) < 0 || fclose(f) || rename(tmp, path)) {
+		int saved = errno;
+		if (fd >= 0 && !f)
+			close(fd);
+		unlink(tmp);
+		errno = saved;
+		rc = -1;
+	}
+	free(tmp);
+	return rc;
+}
