@@ -25,5 +25,13 @@ echo
 echo "== the log line nvshim wrote ($out/nvshim.log):"
 cat "$out/nvshim.log"
 echo
+LIST=(-gencode arch=compute_52,code=sm_52 -gencode arch=compute_70,code=sm_70 -gencode arch=compute_80,code=sm_80)
+echo "== a CUDA 12 architecture list: ${LIST[*]}"
+echo "-- plain nvcc:"
+nvcc=$("$PREFIX/bin/nvshim" version | sed -n 's/^nvcc .*(\(.*\), found through.*/\1/p')
+"$nvcc" -c examples/saxpy.cu -o "$out/plain.o" "${LIST[@]}" || true
+echo "-- through nvshim:"
+PATH="$PREFIX/libexec/nvshim/bin:$PATH" nvcc -c examples/saxpy.cu -o "$out/shim.o" "${LIST[@]}" && ls -l "$out/shim.o"
+echo
 echo "== running the example"
 "$out/saxpy" || true
