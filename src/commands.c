@@ -146,6 +146,8 @@ int commands_nvcc(int n, char **args)
 	}
 	diag_note(VERBOSITY_VERBOSE, "runs %s (found through %s)", nvcc, how);
 
+	/* Every nvcc nvshim starts from here on, for facts too, carries the loop guard. */
+	enter_child_depth();
 	struct invocation inv;
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
@@ -160,7 +162,6 @@ int commands_nvcc(int n, char **args)
 	    plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
 		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan.options_file);
 
-	enter_child_depth();
 	/* With nothing to do afterwards nvshim gets out of the way; otherwise it waits. */
 	int after = (s.cfg.log_file && *s.cfg.log_file) || plan.options_file;
 	if (!after) {
