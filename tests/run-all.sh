@@ -5,6 +5,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 status=0
+# Older nvcc drivers for tests/e2e/toolkits.sh (skipped if they cannot be fetched).
+bash scripts/fetch-toolkits.sh
 for variant in release asan; do
 	dir=build-test-$variant
 	flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
