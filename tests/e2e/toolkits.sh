@@ -5,8 +5,8 @@
 # sm=90"). A line is checked three ways: plain nvcc's verdict, nvshim's status and notes, and the
 # images nvshim's line embeds.
 NVSHIM=$1 NVCC=$2
+DIR=${NVSHIM_TOOLKITS:-/var/tmp/nvshim-toolkits} # read before lib.sh clears NVSHIM_*
 . "$(dirname "$0")/lib.sh"
-DIR=${NVSHIM_TOOLKITS:-/var/tmp/nvshim-toolkits}
 cd "$WORK" || exit 1
 printf '__global__ void k(float *x) { x[0] = 1; }\n' >k.cu
 
