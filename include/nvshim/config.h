@@ -60,8 +60,8 @@ struct config {
 	char *when_no_arch;   /* keep or devices */
 
 	/* Bookkeeping: not settings. */
-	char *origin[32];          /* per item, "default", "FILE:LINE", "env NVSHIM_X", "option --nvshim-x" */
-	enum config_layer layer[32];
+	char *origin[64];          /* per item, "default", "FILE:LINE", "env NVSHIM_X", "option --nvshim-x" */
+	enum config_layer layer[64];
 	struct argv files;         /* config files that were read, in order */
 	struct argv problems;      /* warnings not yet reported */
 };
