@@ -36,7 +36,27 @@ static void decode_status(int wstatus, struct run_result *res)
 
 static void on_signal(int sig) { (void)sig; }
 
-int runner_run(const char *path, const struct argv *args, struct run_result *res)
+/* Reads a whole stream into an xmalloc'ed, NUL-terminated string. */
+static char *read_all(FILE *fp)
+{
+	size_t len = 0, alloc = 256, got;
+	char *text = XNEWVEC(char, alloc);
+	char buf[4096];
+	while (fp && (got = fread(buf, 1, sizeof(buf), fp)) > 0) {
+		if (len + got + 1 > alloc) {
+			alloc = (len + got + 1) * 2;
+			text = XRESIZEVEC(char, text, alloc);
+		}
+		memcpy(text + len, buf, got);
+		len += got;
+	}
+	text[len] = '\0';
+	return text;
+}
+
+/* Runs the program with nvshim's stdin and stdout; its stderr is nvshim's too, or, when
+ * `held` is not NULL, read into *held. */
+static int run_child(const char *path, const struct argv *args, struct run_result *res, char **held)
 {
 	struct sigaction ign = { 0 }, old_int, old_quit;
 	int err = 0, wstatus = 0;
@@ -44,6 +64,8 @@ int runner_run(const char *path, const struct argv *args, struct run_result *res
 
 	res->status = 127;
 	res->signal = 0;
+	if (held)
+		*held = NULL;
 	struct pex_obj *pex = pex_init(0, "nvshim", NULL);
 	if (!pex)
 		return error("cannot run '%s': %s", path, strerror(errno));
@@ -56,13 +78,19 @@ int runner_run(const char *path, const struct argv *args, struct run_result *res
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
 
-	const char *msg = pex_run(pex, PEX_LAST, path, args->v, NULL, NULL, &err);
+	int flags = PEX_LAST | (held ? PEX_STDERR_TO_PIPE : 0);
+	const char *msg = pex_run(pex, flags, path, args->v, NULL, NULL, &err);
+	/* The pipe must be drained before the status can be had. */
+	if (!msg && held)
+		*held = read_all(pex_read_err(pex, 0));
 	int ok = !msg && pex_get_status(pex, 1, &wstatus);
 
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	pex_free(pex);
 	res->wall_ms = runner_now_ms() - start;
+	if (held && !*held)
+		*held = xstrdup("");
 	if (msg)
 		return error("cannot run '%s': %s%s%s", path, msg, err ? ": " : "",
 			     err ? strerror(err) : "");
@@ -70,6 +98,16 @@ int runner_run(const char *path, const struct argv *args, struct run_result *res
 		return error("lost the exit status of '%s'", path);
 	decode_status(wstatus, res);
 	return 0;
+}
+
+int runner_run(const char *path, const struct argv *args, struct run_result *res)
+{
+	return run_child(path, args, res, NULL);
+}
+
+int runner_run_held(const char *path, const struct argv *args, struct run_result *res, char **held)
+{
+	return run_child(path, args, res, held);
 }
 
 int runner_exec(const char *path, const struct argv *args)
@@ -87,29 +125,13 @@ int runner_capture(const char *path, const struct argv *args, char **out)
 		return -1;
 	const char *msg = pex_run(pex, 0, path, args->v, NULL, "/dev/null", &err);
 	/* The pipe must be drained before the status can be had. */
-	FILE *fp = msg ? NULL : pex_read_output(pex, 0);
-	size_t len = 0, alloc = 0;
-	char buf[4096];
-	size_t got;
-	char *text = NULL;
-	while (fp && (got = fread(buf, 1, sizeof(buf), fp)) > 0) {
-		if (len + got + 1 > alloc) {
-			alloc = (len + got + 1) * 2;
-			text = XRESIZEVEC(char, text, alloc);
-		}
-		memcpy(text + len, buf, got);
-		len += got;
-	}
+	char *text = msg ? NULL : read_all(pex_read_output(pex, 0));
 	int ok = !msg && pex_get_status(pex, 1, &wstatus);
 	pex_free(pex);
 	if (!ok) {
 		free(text);
 		return -1;
 	}
-	if (!text)
-		text = xstrdup("");
-	else
-		text[len] = '\0';
 	*out = text;
 	struct run_result res;
 	decode_status(wstatus, &res);

@@ -26,6 +26,11 @@ struct run_result {
  * printing an error when the program could not be started (res->status is then 127). */
 int runner_run(const char *path, const struct argv *args, struct run_result *res);
 
+/* As runner_run(), but the program's stderr is read into *held (xmalloc'ed, "" when it printed
+ * nothing) instead of reaching nvshim's stderr: for a run whose failure nvshim may diagnose and
+ * retry before the user sees it. The caller prints *held when it decides to pass it on. */
+int runner_run_held(const char *path, const struct argv *args, struct run_result *res, char **held);
+
 /* Replaces nvshim with the program: for when nothing is left to do after it (no log to write,
  * no file to remove, no result to read). The caller sees the program's own exit status or
  * signal, as if it had run the program itself. Returns -1 after an error if exec failed. */

@@ -89,3 +89,41 @@ Test(runner, capture_returns_stdout_and_status)
 	free(out);
 	argv_release(&a);
 }
+
+Test(runner, held_stderr_is_read_not_printed)
+{
+	struct argv a = ARGV_INIT;
+	argv_push(&a, "sh");
+	argv_push(&a, "-c");
+	/* More than a pipe holds, so that a runner that waits before it reads would hang. */
+	argv_push(&a, "i=0; while [ $i -lt 20000 ]; do echo \"error line $i\" >&2; i=$((i+1)); done; "
+		      "echo out; exit 4");
+	struct run_result res;
+	char *held = NULL;
+	cr_assert_eq(runner_run_held("/bin/sh", &a, &res, &held), 0);
+	cr_assert_eq(res.status, 4);
+	cr_assert_not_null(held);
+	cr_assert(!strncmp(held, "error line 0\n", 13));
+	cr_assert_not_null(strstr(held, "error line 19999\n"));
+	free(held);
+	argv_release(&a);
+
+	/* Nothing printed: an empty string, never NULL. */
+	argv_init(&a);
+	argv_push(&a, "true");
+	cr_assert_eq(runner_run_held("/bin/true", &a, &res, &held), 0);
+	cr_assert_eq(res.status, 0);
+	cr_assert_str_eq(held, "");
+	free(held);
+
+	/* A signal still gives 128+N. */
+	argv_release(&a);
+	argv_push(&a, "sh");
+	argv_push(&a, "-c");
+	argv_push(&a, "echo dying >&2; kill -SEGV $$");
+	cr_assert_eq(runner_run_held("/bin/sh", &a, &res, &held), 0);
+	cr_assert_eq(res.status, 139);
+	cr_assert_str_eq(held, "dying\n");
+	free(held);
+	argv_release(&a);
+}
