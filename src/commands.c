@@ -11,9 +11,11 @@
 #include <libiberty.h>
 
 #include "nvshim/argv.h"
+#include "nvshim/cache.h"
 #include "nvshim/config.h"
 #include "nvshim/devices.h"
 #include "nvshim/diag.h"
+#include "nvshim/fault.h"
 #include "nvshim/invocation.h"
 #include "nvshim/locate.h"
 #include "nvshim/logfile.h"
@@ -49,6 +51,13 @@ static void session_init(struct session *s, int n, char **args)
 	config_default_paths(&s->paths, &s->path_store, s->self.exe_dir, env_get);
 	config_load(&s->cfg, &s->paths, env_get, &s->args);
 	config_report(&s->cfg);
+	const char *why = "injected fault (NVSHIM_FAULT)";
+	if (s->cfg.cache_dir && *s->cfg.cache_dir &&
+	    (fault_inject("cache") || cache_dir_check(s->cfg.cache_dir, &why))) {
+		warning("cache_dir %s %s: running without a cache", s->cfg.cache_dir, why);
+		free(s->cfg.cache_dir);
+		s->cfg.cache_dir = xstrdup("");
+	}
 }
 
 static void session_release(struct session *s)

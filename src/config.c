@@ -15,6 +15,8 @@
 #include <ini.h>
 #include <libiberty.h>
 
+#include "nvshim/fault.h"
+
 #define ITEM(n, t, f, alias, h) { #n, t, offsetof(struct config, n), f, alias, NULL, h }
 #define CHOICE(n, choices, h) { #n, CONF_CHOICE, offsetof(struct config, n), 0, NULL, choices, h }
 
@@ -317,6 +319,23 @@ static int on_setting(void *user, const char *section, const char *name, const c
 	return 1;
 }
 
+/* The offset of the first byte that no text file holds (NUL, a control character other than
+ * tab, CR and LF), or -1; the stream is rewound. */
+static long binary_offset(FILE *fp, int *byte)
+{
+	long off = 0;
+	int ch;
+	while ((ch = fgetc(fp)) != EOF) {
+		if (ch == 0 || ch == 0x7f || (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')) {
+			*byte = ch;
+			return off;
+		}
+		off++;
+	}
+	rewind(fp);
+	return -1;
+}
+
 int config_load_file(struct config *c, const char *path, enum config_layer layer)
 {
 	struct file_state st = { c, NULL, path, NULL, layer, 0 };
@@ -328,9 +347,20 @@ int config_load_file(struct config *c, const char *path, enum config_layer layer
 		problem(c, "%s: is a directory, not a configuration file", path);
 		return 0;
 	}
+	if (fault_inject("config")) {
+		problem(c, "%s: cannot read: injected fault (NVSHIM_FAULT)", path);
+		return 0;
+	}
 	st.fp = fopen(path, "r");
 	if (!st.fp) {
 		problem(c, "%s: cannot read: %s", path, strerror(errno));
+		return 0;
+	}
+	int byte = 0;
+	long off = binary_offset(st.fp, &byte);
+	if (off >= 0) {
+		problem(c, "%s: not a text file (byte 0x%02x at offset %ld); ignored", path, byte, off);
+		fclose(st.fp);
 		return 0;
 	}
 	const char *slash = strrchr(path, '/');
