@@ -72,6 +72,77 @@ int runner_run(const char *path, const struct argv *args, struct run_result *res
 	return 0;
 }
 
+static char *read_all(FILE *fp)
+{
+	size_t len = 0, alloc = 0;
+	char buf[4096], *text = NULL;
+	size_t got;
+	while (fp && (got = fread(buf, 1, sizeof(buf), fp)) > 0) {
+		if (len + got + 1 > alloc) {
+			alloc = (len + got + 1) * 2;
+			text = XRESIZEVEC(char, text, alloc);
+		}
+		memcpy(text + len, buf, got);
+		len += got;
+	}
+	if (!text)
+		return xstrdup("");
+	text[len] = '\0';
+	return text;
+}
+
+int runner_run_held(const char *path, const struct argv *args, struct run_result *res, char **err_text)
+{
+	struct sigaction ign = { 0 }, old_int, old_quit;
+	int err = 0, wstatus = 0;
+	double start = runner_now_ms();
+
+	*err_text = NULL;
+	res->status = 127;
+	res->signal = 0;
+	struct pex_obj *pex = pex_init(0, "nvshim", NULL);
+	if (!pex)
+		return error("cannot run '%s': %s", path, strerror(errno));
+	ign.sa_handler = on_signal;
+	ign.sa_flags = SA_RESTART;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+
+	const char *msg = pex_run(pex, PEX_LAST | PEX_STDERR_TO_PIPE, path, args->v, NULL, NULL, &err);
+	/* The pipe is drained before waiting, or a talkative program would block. */
+	*err_text = read_all(msg ? NULL : pex_read_err(pex, 0));
+	int ok = !msg && pex_get_status(pex, 1, &wstatus);
+
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	pex_free(pex);
+	res->wall_ms = runner_now_ms() - start;
+	if (msg)
+		return error("cannot run '%s': %s%s%s", path, msg, err ? ": " : "",
+			     err ? strerror(err) : "");
+	if (!ok)
+		return error("lost the exit status of '%s'", path);
+	decode_status(wstatus, res);
+	return 0;
+}
+
+void runner_write_stderr(const char *text)
+{
+	size_t len = strlen(text);
+	fflush(stderr);
+	while (len) {
+		ssize_t n = write(STDERR_FILENO, text, len);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+		text += n;
+		len -= (size_t)n;
+	}
+}
+
 int runner_exec(const char *path, const struct argv *args)
 {
 	execv(path, args->v);

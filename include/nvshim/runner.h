@@ -26,6 +26,14 @@ struct run_result {
  * printing an error when the program could not be started (res->status is then 127). */
 int runner_run(const char *path, const struct argv *args, struct run_result *res);
 
+/* runner_run() with the program's stderr held: it is read into *err (xmalloc'ed, NUL-terminated,
+ * the exact bytes) instead of passing through, so that a failure can be looked at before the
+ * user sees it; stdin and stdout pass through as with runner_run(). The caller writes *err out
+ * (runner_write_stderr) unless it runs the program again. Returns 0, or -1 after an error. */
+int runner_run_held(const char *path, const struct argv *args, struct run_result *res, char **err);
+/* Writes held stderr text to nvshim's stderr, byte for byte. */
+void runner_write_stderr(const char *text);
+
 /* Replaces nvshim with the program: for when nothing is left to do after it (no log to write,
  * no file to remove, no result to read). The caller sees the program's own exit status or
  * signal, as if it had run the program itself. Returns -1 after an error if exec failed. */
