@@ -167,6 +167,7 @@ int link_request_from_nvcc(struct link_request *r, const struct invocation *inv)
 	if (inv->info || inv->dryrun || !inv->ninputs || (inv->mode != MODE_LINK && inv->mode != MODE_RUN))
 		return 0;
 	r->nvcc = 1;
+	r->no_retry = inv->mode == MODE_RUN;
 	int skip = 0;
 	for (size_t i = 0; i < inv->nargs; i++) {
 		const struct inv_arg *a = &inv->args[i];
@@ -860,7 +861,7 @@ int link_pass(const struct link_request *req, const struct link_context *ctx, st
 		}
 		free(also);
 	}
-	if (!changed && can_add)
+	if (!changed && can_add && !req->no_retry)
 		lcuda_args(&s, findable, &res->retry);
 	res->changed = changed;
 

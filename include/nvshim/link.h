@@ -65,6 +65,7 @@ struct link_request {
 	unsigned nvcc : 1;        /* an nvcc link: one group; nvcc adds -lcuda's directory itself */
 	unsigned is_static : 1;   /* -static: no shared library at all */
 	unsigned cuda_named : 1;  /* -lcuda, -l:libcuda.so*, or a libcuda.so* input is on the line */
+	unsigned no_retry : 1;    /* nvcc --run: the program's own stderr follows the link's */
 };
 
 void link_request_init(struct link_request *r);

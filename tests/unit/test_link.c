@@ -300,6 +300,10 @@ Test(link, nvcc_links)
 	cr_assert_eq(o.changed, 0);
 	cr_assert_str_eq(o.retry, stubs() ? "-lcuda" : "");
 	outcome_release(&o);
+	/* --run: the program's stderr is not held. */
+	o = run("--run x.cu -o x", 1, NULL, NULL);
+	cr_assert_str_eq(o.retry, "");
+	outcome_release(&o);
 }
 
 Test(link, damaged_inputs_are_skipped_with_a_note)
