@@ -501,18 +501,9 @@ static char *locate_host(const struct session *s, const char *name, const char *
 				      : "is not an executable file");
 		return NULL;
 	}
-	const char *p = getenv("PATH");
-	while (p) {
-		const char *colon = strchr(p, ':');
-		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		char *dir = len ? xstrndup(p, len) : xstrdup(".");
-		char *cand = concat(dir, "/", name, NULL);
-		free(dir);
-		if (locate_is_candidate(&s->self, cand, &is_self))
-			return cand;
-		free(cand);
-		p = colon ? colon + 1 : NULL;
-	}
+	char *found = locate_on_path(&s->self, env_get, name);
+	if (found)
+		return found;
 	if (!quiet)
 		error("cannot find the real %s: none on PATH other than nvshim itself; set %s (or "
 		      "NVSHIM_%s) to the compiler", name, setting_name,
@@ -596,6 +587,7 @@ int commands_cc(const char *name, int n, char **args)
 		int cxx = cc_is_cxx(name);
 		char *real = locate_host(&s, name, cxx ? "host_cxx" : "host_cc",
 					 cxx ? s.cfg.host_cxx : s.cfg.host_cc, 0, &how);
+		int status = 1;
 		if (real) {
 			struct argv a = ARGV_INIT;
 			argv_push(&a, real);
@@ -604,9 +596,10 @@ int commands_cc(const char *name, int n, char **args)
 			runner_exec(real, &a);
 			argv_release(&a);
 			free(real);
+			status = 127;
 		}
 		session_release(&s);
-		return real ? 127 : 1;
+		return status;
 	}
 	if (diag_strict_errors()) {
 		session_release(&s);
