@@ -69,6 +69,10 @@ check "-D with a comma and a space, -iquote with a space" sh -c "./msg | grep -q
 check "-Wl,-rpath with \$ORIGIN and a space" sh -c "readelf -d msg | grep -q 'RUNPATH.*\[\$ORIGIN/x y\]'"
 check "-fsanitize=address,undefined reached the host compiler and the link" sh -c "readelf -d msg | grep -q libasan"
 check "-std=gnu++17: said" grep -q "std=gnu++17 passed to nvcc as -std=c++17 .*\[cc.std\]" err
+cp msg.cu "sp dir/my k.cu"
+"$CC_DIR/gcc" -c "sp dir/my k.cu" -o "sp dir/o u t.o" -MD -I "sp dir/inc" -DMSG='"x"' -DVALUE=1 2>err
+check "a source, an object and a dependency file with spaces in their paths" \
+	sh -c "test -s 'sp dir/o u t.o' && grep -q 'h.h' 'sp dir/o u t.d'"
 
 # Not CUDA: the real compiler, the same arguments, the same result.
 printf 'int add(int a, int b) { return a + b; }\n' >a.c
