@@ -94,7 +94,7 @@ def main():
                  ["c++", "-shared", "drv.o", "-o", "d.so", "-L" + cuda_lib, "-lcudart"],
                  ["c++", "-shared", "drv.o", "-o", "d.so", "-L" + cuda_lib, "-lcudart", "-L" + stubs, "-lcuda"]),
                 ("c++ main.o -lcudart_static (1.3 MB archive read)",
-                 ["c++", "main.o", "k.o", "-o", "s", "-L" + cuda_lib, "-lcudart_static", "-ldl", "-lrt", "-lpthread"], None)]
+                 ["c++", "plain.o", "k.o", "-o", "s", "-L" + cuda_lib, "-lcudart_static", "-ldl", "-lrt", "-lpthread"], None)]
     # The link pass alone, in-process: `nvshim explain` of a link against `nvshim explain` of a
     # compile, which runs no pass (neither runs anything).
     base = [a.nvshim, "explain", "c++", "-c", "a.c"]
@@ -103,7 +103,7 @@ def main():
                   ("link pass alone: c++ -shared drv.o (-lcuda added, stub read)",
                    ["c++", "-shared", "drv.o", "-o", "d.so", "-L" + cuda_lib, "-lcudart"]),
                   ("link pass alone: -lcudart_static (1.3 MB archive: index, members pulled)",
-                   ["c++", "main.o", "k.o", "-o", "s", "-L" + cuda_lib, "-lcudart_static", "-ldl"])]
+                   ["c++", "plain.o", "k.o", "-o", "s", "-L" + cuda_lib, "-lcudart_static", "-ldl"])]
     all_cases = [(n, [a.nvshim] + s_args, [a.nvcc] + (r_args or s_args), extra) for n, s_args, r_args, extra in cases]
     all_cases += [(n, [a.nvshim, "explain"] + c, base, {}) for n, c in pass_cases]
     all_cases += [(n, [os.path.join(cc_dir, c[0])] + c[1:], r or c, {"NVSHIM_VERBOSITY": "quiet"})
