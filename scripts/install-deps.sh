@@ -2,7 +2,9 @@
 # Installs what nvshim needs to build and test, from Debian's packages. The CUDA toolkit is not
 # installed here: nvshim uses the one on the machine (/usr/local/cuda, or nvcc on PATH).
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libiberty-dev libinih-dev libcriterion-dev python3 perl clang)
+pkgs=(build-essential cmake pkg-config libiberty-dev libinih-dev libcriterion-dev python3 perl clang
+	# Tests: a setup.py build_ext of a C extension (tests/e2e/cc.sh).
+	python3-dev python3-setuptools)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -16,7 +16,9 @@
 #include "nvshim/devices.h"
 #include "nvshim/diag.h"
 #include "nvshim/fault.h"
+#include "nvshim/hostcc.h"
 #include "nvshim/invocation.h"
+#include "nvshim/link.h"
 #include "nvshim/locate.h"
 #include "nvshim/logfile.h"
 #include "nvshim/plan.h"
@@ -40,7 +42,13 @@ struct session {
 	struct argv args;
 };
 
+static void session_init_report(struct session *s, int n, char **args, int report);
 static void session_init(struct session *s, int n, char **args)
+{
+	session_init_report(s, n, args, 1);
+}
+
+static void session_init_report(struct session *s, int n, char **args, int report)
 {
 	s->start_ms = runner_now_ms();
 	locate_self(&s->self);
@@ -50,11 +58,13 @@ static void session_init(struct session *s, int n, char **args)
 	config_init(&s->cfg, env_get);
 	config_default_paths(&s->paths, &s->path_store, s->self.exe_dir, env_get);
 	config_load(&s->cfg, &s->paths, env_get, &s->args);
-	config_report(&s->cfg);
+	if (report)
+		config_report(&s->cfg);
 	const char *why = "injected fault (NVSHIM_FAULT)";
 	if (s->cfg.cache_dir && *s->cfg.cache_dir &&
 	    (fault_inject("cache") || cache_dir_check(s->cfg.cache_dir, &why))) {
-		warning("cache_dir %s %s: running without a cache", s->cfg.cache_dir, why);
+		if (report)
+			warning("cache_dir %s %s: running without a cache", s->cfg.cache_dir, why);
 		free(s->cfg.cache_dir);
 		s->cfg.cache_dir = xstrdup("");
 	}
@@ -140,11 +150,130 @@ static int loop_guard(void)
 		     LOCATE_DEPTH_VAR, depth);
 }
 
+/* Where the toolkit's stub libcuda.so is, for a link pass. nvcc may be NULL (CC mode): then it
+ * is looked for quietly, since a plain C link must not complain about a missing toolkit. */
+static void link_context_init(struct link_context *ctx, const struct session *s, const char *nvcc)
+{
+	char *found = NULL, *how = NULL;
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->cfg = &s->cfg;
+	if (!nvcc) {
+		FILE *null = fopen("/dev/null", "w");
+		if (null) {
+			diag_set_stream(null);
+			if (locate_nvcc(&s->cfg, env_get, &s->self, &found, &how))
+				found = NULL;
+			diag_set_stream(NULL);
+			fclose(null);
+		}
+		free(how);
+	} else {
+		ctx->toolkit_lib = link_toolkit_lib(nvcc);
+	}
+	ctx->stubs = link_find_stubs(nvcc ? nvcc : found, env_get);
+	ctx->library_path = getenv("LIBRARY_PATH");
+	free(found);
+}
+
+static void link_context_release(struct link_context *ctx)
+{
+	free((char *)ctx->stubs);
+	free((char *)ctx->toolkit_lib);
+	memset(ctx, 0, sizeof(*ctx));
+}
+
+/* The link pass over a request (when it is a link). Fail open: nothing it meets stops a build. */
+static void run_link_pass(const struct session *s, struct link_request *req, const char *nvcc,
+			  struct plan *plan, struct link_result *res)
+{
+	if (!s->cfg.link_lcuda)
+		return;
+	struct link_context ctx;
+	link_context_init(&ctx, s, nvcc);
+	link_pass(req, &ctx, plan, res);
+	link_context_release(&ctx);
+}
+
+static void run_link_pass_nvcc(const struct session *s, const struct invocation *inv, const char *nvcc,
+			       struct plan *plan, struct link_result *res)
+{
+	struct link_request req;
+	link_request_init(&req);
+	if (s->cfg.link_lcuda && link_request_from_nvcc(&req, inv))
+		run_link_pass(s, &req, nvcc, plan, res);
+	link_request_release(&req);
+}
+
+/* Routine notes of CC mode are shown at verbosity verbose; every other note is a rewrite. */
+static void print_notes(const struct plan *plan)
+{
+	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]" };
+	for (size_t i = 0; i < plan->notes.n; i++) {
+		const char *note = plan->notes.v[i];
+		size_t len = strlen(note);
+		int quiet = 0;
+		for (size_t k = 0; k < 2; k++) {
+			size_t rl = strlen(routine[k]);
+			quiet |= len >= rl && !strcmp(note + len - rl, routine[k]);
+		}
+		if (quiet)
+			diag_note(VERBOSITY_VERBOSE, "%s", note);
+		else
+			diag_rewrite("%s", note);
+	}
+}
+
+/* Runs the plan and logs it. With nothing to do afterwards nvshim replaces itself with the
+ * tool; otherwise it waits. A link that may fail for want of -lcuda runs with its stderr held:
+ * when it fails on an undefined driver symbol it runs once more with `retry` added
+ * (rule link.retry), and otherwise its stderr is passed on unchanged. */
+static int execute(struct session *s, struct plan *plan, const struct argv *argv_in,
+		   const struct argv *retry)
+{
+	struct run_result res = { 127, 0, 0 };
+	int log = s->cfg.log_file && *s->cfg.log_file;
+	int hold = retry && retry->n;
+
+	if (!log && !plan->options_file && !hold) {
+		fflush(NULL);
+		runner_exec(plan->tool, &plan->argv);
+		res.status = 127;
+	} else if (hold) {
+		char *err = NULL;
+		runner_run_held(plan->tool, &plan->argv, &res, &err);
+		char *sym = res.status ? link_undefined_driver_symbol(err ? err : "") : NULL;
+		if (sym) {
+			char *added = argv_to_shell(retry);
+			plan_note(plan, "link.retry", "the link failed on an undefined reference to %s: "
+				  "running it again with %s", sym, added);
+			diag_rewrite("%s", plan->notes.v[plan->notes.n - 1]);
+			free(added);
+			free(sym);
+			argv_pushn(&plan->argv, retry->v, retry->n);
+			runner_run(plan->tool, &plan->argv, &res);
+		} else if (err) {
+			runner_write_stderr(err);
+		}
+		free(err);
+	} else {
+		runner_run(plan->tool, &plan->argv, &res);
+	}
+
+	if (log) {
+		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &plan->notes, res.status,
+					   runner_now_ms() - s->start_ms };
+		logfile_write(s->cfg.log_file, &e);
+	}
+	int status = res.status;
+	if (status == 0 && diag_strict_errors())
+		status = 1;
+	return status;
+}
+
 int commands_nvcc(int n, char **args)
 {
 	struct session s;
 	struct plan plan;
-	struct run_result res = { 127, 0, 0 };
 	char *nvcc = NULL, *how = NULL;
 
 	session_init(&s, n, args);
@@ -161,9 +290,11 @@ int commands_nvcc(int n, char **args)
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
 	run_passes(&s, &inv, nvcc, &plan, NULL, NULL);
+	struct link_result link;
+	link_result_init(&link);
+	run_link_pass_nvcc(&s, &inv, nvcc, &plan, &link);
 	invocation_release(&inv);
-	for (size_t i = 0; i < plan.notes.n; i++)
-		diag_rewrite("%s", plan.notes.v[i]);
+	print_notes(&plan);
 	if (!plan.notes.n)
 		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
 	/* Only a line nvshim changed can be too long: the one it was given was not. */
@@ -171,28 +302,12 @@ int commands_nvcc(int n, char **args)
 	    plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
 		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan.options_file);
 
-	/* With nothing to do afterwards nvshim gets out of the way; otherwise it waits. */
-	int after = (s.cfg.log_file && *s.cfg.log_file) || plan.options_file;
-	if (!after) {
-		fflush(NULL);
-		runner_exec(plan.tool, &plan.argv);
-		res.status = 127;
-	} else {
-		runner_run(plan.tool, &plan.argv, &res);
-	}
-
-	if (s.cfg.log_file && *s.cfg.log_file) {
-		struct argv in = ARGV_INIT;
-		argv_push(&in, nvcc);
-		argv_pushn(&in, args, (size_t)n);
-		struct logfile_entry e = { nvcc, &in, &plan.argv, &plan.notes, res.status,
-					   runner_now_ms() - s.start_ms };
-		logfile_write(s.cfg.log_file, &e);
-		argv_release(&in);
-	}
-	int status = res.status;
-	if (status == 0 && diag_strict_errors())
-		status = 1;
+	struct argv in = ARGV_INIT;
+	argv_push(&in, nvcc);
+	argv_pushn(&in, args, (size_t)n);
+	int status = execute(&s, &plan, &in, &link.retry);
+	argv_release(&in);
+	link_result_release(&link);
 	plan_release(&plan);
 	free(nvcc);
 	free(how);
@@ -214,7 +329,11 @@ static int cmd_help(int n, char **args)
 	       "  nvshim config           every setting, its value and where it came from\n"
 	       "  nvshim explain ARGS...  the command nvshim would run for these nvcc ARGS, and why;\n"
 	       "                          runs nothing\n"
-	       "  nvshim doctor           checks the setup: toolkit, targets, configuration\n\n"
+	       "  nvshim doctor           checks the setup: toolkit, targets, configuration\n"
+	       "  cc|c++|gcc|g++|clang|clang++ ARGS...  (nvshim under that name, or `nvshim cc ARGS`)\n"
+	       "                          acts as the host compiler: CUDA sources go to nvcc with gcc's\n"
+	       "                          options translated, links get -lcuda when they need it\n"
+	       "  nvshim explain cc ARGS  what CC mode would run, and why\n\n"
 	       "Settings (INI files, NVSHIM_<NAME> variables, --nvshim-<name>=<value> options):\n",
 	       NVSHIM_VERSION);
 	for (size_t i = 0; i < config_nitems; i++)
@@ -265,6 +384,9 @@ static void print_args(const char *label, const struct argv *a)
 	free(line);
 }
 
+static int cc_explain(const char *name, int n, char **args);
+static void print_link_line(const struct link_result *link, int is_link);
+
 static int cmd_explain(int n, char **args)
 {
 	struct session s;
@@ -272,6 +394,8 @@ static int cmd_explain(int n, char **args)
 	struct plan plan;
 	char *nvcc = NULL, *how = NULL;
 
+	if (n >= 1 && commands_is_cc_name(args[0]))
+		return cc_explain(args[0], n - 1, args + 1);
 	session_init(&s, n, args);
 	if (locate_nvcc(&s.cfg, env_get, &s.self, &nvcc, &how)) {
 		session_release(&s);
@@ -281,6 +405,9 @@ static int cmd_explain(int n, char **args)
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
 	run_passes(&s, &inv, nvcc, &plan, &before, &after);
+	struct link_result link;
+	link_result_init(&link);
+	run_link_pass_nvcc(&s, &inv, nvcc, &plan, &link);
 
 	printf("real nvcc : %s (found through %s)\n", nvcc, how);
 	printf("mode      : %s%s%s\n", inv.info ? "information only" : invocation_mode_name(inv.mode),
@@ -316,6 +443,11 @@ static int cmd_explain(int n, char **args)
 	}
 	argv_release(&before);
 	argv_release(&after);
+	struct link_request req;
+	link_request_init(&req);
+	print_link_line(&link, s.cfg.link_lcuda && link_request_from_nvcc(&req, &inv));
+	link_request_release(&req);
+	link_result_release(&link);
 	if (!plan.notes.n)
 		printf("notes     : none; nvcc runs with the arguments unchanged\n");
 	for (size_t i = 0; i < plan.notes.n; i++)
@@ -327,6 +459,233 @@ static int cmd_explain(int n, char **args)
 	free(nvcc);
 	free(how);
 	int rc = diag_strict_errors() ? 1 : 0;
+	session_release(&s);
+	return rc;
+}
+
+
+/* ---- CC/CXX mode: nvshim as the host compiler ---- */
+
+static const char *const cc_names[] = { "cc", "c++", "gcc", "g++", "clang", "clang++" };
+
+int commands_is_cc_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cc_names) / sizeof(cc_names[0]); i++)
+		if (!strcmp(name, cc_names[i]))
+			return 1;
+	return 0;
+}
+
+static int cc_is_cxx(const char *name)
+{
+	size_t len = strlen(name);
+	return len >= 2 && !strcmp(name + len - 2, "++");
+}
+
+/* The C++ driver of a C driver's family: nvcc needs a C++ host compiler. */
+static const char *cc_counterpart(const char *name)
+{
+	if (!strcmp(name, "cc"))
+		return "c++";
+	if (!strcmp(name, "gcc"))
+		return "g++";
+	if (!strcmp(name, "clang"))
+		return "clang++";
+	return name;
+}
+
+/* The real compiler: the setting when it is set, else the first `name` on PATH that is not
+ * nvshim itself. xmalloc'ed; NULL after an error (none when quiet). *how says where from. */
+static char *locate_host(const struct session *s, const char *name, const char *setting_name,
+			 const char *setting, int quiet, const char **how)
+{
+	int is_self;
+	*how = "PATH";
+	if (setting && *setting) {
+		*how = setting_name;
+		if (locate_is_candidate(&s->self, setting, &is_self))
+			return xstrdup(setting);
+		if (!quiet)
+			error("%s '%s' %s", setting_name, setting,
+			      is_self ? "is nvshim itself; point it at the real compiler"
+				      : "is not an executable file");
+		return NULL;
+	}
+	char *found = locate_on_path(&s->self, env_get, name);
+	if (found)
+		return found;
+	if (!quiet)
+		error("cannot find the real %s: none on PATH other than nvshim itself; set %s (or "
+		      "NVSHIM_%s) to the compiler", name, setting_name,
+		      !strcmp(setting_name, "host_cc") ? "HOST_CC" : "HOST_CXX");
+	return NULL;
+}
+
+/* What CC mode will run for these arguments: the plan, and what a failed link would add. */
+struct cc_run {
+	char *real;        /* the real host compiler */
+	const char *how;   /* where it came from */
+	char *nvcc;        /* set when CUDA inputs go to nvcc */
+	char *nvcc_how;
+	struct hostcc hc;
+	struct plan plan;
+	struct link_result link;
+};
+
+static int cc_plan(struct session *s, const char *name, struct cc_run *r)
+{
+	int cxx = cc_is_cxx(name);
+	memset(r, 0, sizeof(*r));
+	link_result_init(&r->link);
+	r->real = locate_host(s, name, cxx ? "host_cxx" : "host_cc", cxx ? s->cfg.host_cxx : s->cfg.host_cc,
+			      0, &r->how);
+	if (!r->real)
+		return -1;
+	hostcc_parse(&r->hc, s->args.v, s->args.n);
+	if (!r->hc.ncuda || r->hc.mode == HOSTCC_INFO) {
+		/* Not CUDA: the real compiler, the arguments as given; links get the link pass. */
+		plan_init(&r->plan, r->real, s->args.v, s->args.n);
+		struct link_request req;
+		link_request_init(&req);
+		if (s->cfg.link_lcuda && link_request_from_hostcc(&req, &r->hc))
+			run_link_pass(s, &req, NULL, &r->plan, &r->link);
+		link_request_release(&req);
+		return 0;
+	}
+	if (locate_nvcc(&s->cfg, env_get, &s->self, &r->nvcc, &r->nvcc_how))
+		return -1;
+	char *ccbin = NULL;
+	const char *how;
+	if (!getenv("NVCC_CCBIN"))
+		ccbin = cxx ? xstrdup(r->real)
+			    : locate_host(s, cc_counterpart(name), "host_cxx", s->cfg.host_cxx, 1, &how);
+	struct argv nv = ARGV_INIT, notes = ARGV_INIT;
+	hostcc_translate(&r->hc, ccbin, &nv, &notes);
+	plan_init(&r->plan, r->nvcc, nv.v, nv.n);
+	argv_pushn(&r->plan.notes, notes.v, notes.n);
+	struct invocation inv;
+	invocation_parse(&inv, nv.v, nv.n, env_get);
+	run_passes(s, &inv, r->nvcc, &r->plan, NULL, NULL);
+	run_link_pass_nvcc(s, &inv, r->nvcc, &r->plan, &r->link);
+	invocation_release(&inv);
+	argv_release(&nv);
+	argv_release(&notes);
+	free(ccbin);
+	return 0;
+}
+
+static void cc_run_release(struct cc_run *r)
+{
+	free(r->real);
+	free(r->nvcc);
+	free(r->nvcc_how);
+	hostcc_release(&r->hc);
+	plan_release(&r->plan);
+	link_result_release(&r->link);
+}
+
+int commands_cc(const char *name, int n, char **args)
+{
+	struct session s;
+	struct cc_run r;
+	int depth = locate_depth(env_get);
+
+	/* Started by a tool nvshim runs (nvcc's host compiler steps): the real compiler only. */
+	session_init_report(&s, n, args, depth == 0);
+	if (depth > 0) {
+		const char *how;
+		int cxx = cc_is_cxx(name);
+		char *real = locate_host(&s, name, cxx ? "host_cxx" : "host_cc",
+					 cxx ? s.cfg.host_cxx : s.cfg.host_cc, 0, &how);
+		int status = 1;
+		if (real) {
+			struct argv a = ARGV_INIT;
+			argv_push(&a, real);
+			argv_pushn(&a, s.args.v, s.args.n);
+			fflush(NULL);
+			runner_exec(real, &a);
+			argv_release(&a);
+			free(real);
+			status = 127;
+		}
+		session_release(&s);
+		return status;
+	}
+	if (diag_strict_errors()) {
+		session_release(&s);
+		return 1;
+	}
+	enter_child_depth();
+	if (cc_plan(&s, name, &r)) {
+		cc_run_release(&r);
+		session_release(&s);
+		return 1;
+	}
+	diag_note(VERBOSITY_VERBOSE, "runs %s (%s)", r.plan.tool, r.nvcc ? "CUDA inputs: nvcc" : r.how);
+	print_notes(&r.plan);
+	if (r.nvcc && plan_finalize(&r.plan, s.cfg.options_file_threshold, NULL) > 0)
+		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", r.plan.options_file);
+	struct argv in = ARGV_INIT;
+	argv_push(&in, name);
+	argv_pushn(&in, args, (size_t)n);
+	int status = execute(&s, &r.plan, &in, &r.link.retry);
+	argv_release(&in);
+	cc_run_release(&r);
+	session_release(&s);
+	return status;
+}
+
+static void print_link_line(const struct link_result *link, int is_link)
+{
+	if (!is_link)
+		return;
+	if (link->changed) {
+		printf("link      : -lcuda added (%s)\n", link->symbol);
+	} else if (link->retry.n) {
+		char *r = argv_to_shell(&link->retry);
+		printf("link      : no driver symbol left undefined by the inputs read; a link that fails "
+		       "on one runs again with %s\n", r);
+		free(r);
+	} else {
+		printf("link      : nothing to add\n");
+	}
+}
+
+/* `nvshim explain cc ARGS...`: what CC mode would run, and why. */
+static int cc_explain(const char *name, int n, char **args)
+{
+	struct session s;
+	struct cc_run r;
+	session_init(&s, n, args);
+	if (cc_plan(&s, name, &r)) {
+		cc_run_release(&r);
+		session_release(&s);
+		return 1;
+	}
+	printf("host compiler: %s (found through %s)\n", r.real, r.how);
+	printf("mode      : %s %s\n", name, hostcc_mode_name(r.hc.mode));
+	printf("inputs    :");
+	for (size_t i = 0; i < r.hc.n; i++)
+		if (r.hc.v[i].input)
+			printf(" %s (%s)", r.hc.args.v[r.hc.v[i].pos], invocation_input_kind_name(r.hc.v[i].kind));
+	printf("%s\n", r.hc.ninputs ? "" : " none");
+	if (r.nvcc)
+		printf("runs      : nvcc, %s (found through %s): CUDA inputs\n", r.nvcc, r.nvcc_how);
+	else
+		printf("runs      : the host compiler, with the arguments as given%s\n",
+		       r.hc.mode == HOSTCC_LINK ? " (and the link pass)" : "");
+	struct link_request req;
+	link_request_init(&req);
+	int is_link = r.nvcc ? r.hc.mode == HOSTCC_LINK : link_request_from_hostcc(&req, &r.hc);
+	link_request_release(&req);
+	print_link_line(&r.link, is_link && s.cfg.link_lcuda);
+	if (!r.plan.notes.n)
+		printf("notes     : none\n");
+	for (size_t i = 0; i < r.plan.notes.n; i++)
+		printf("note      : %s\n", r.plan.notes.v[i]);
+	print_args("command", &r.plan.argv);
+	int rc = diag_strict_errors() ? 1 : 0;
+	cc_run_release(&r);
 	session_release(&s);
 	return rc;
 }
@@ -474,6 +833,10 @@ static const struct {
 int commands_main(int argc, char **argv)
 {
 	const char *base = argc > 0 ? lbasename(argv[0]) : "nvshim";
+	if (commands_is_cc_name(base))
+		return commands_cc(base, argc - 1, argv + 1);
+	if (!strcmp(base, "nvshim") && argc > 1 && commands_is_cc_name(argv[1]))
+		return commands_cc(argv[1], argc - 2, argv + 2);
 	if (!strcmp(base, "nvshim") && argc > 1) {
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 			if (!strcmp(argv[1], commands[i].name))

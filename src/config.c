@@ -62,6 +62,17 @@ const struct config_item config_items[] = {
 	CHOICE(when_no_arch, "keep|devices",
 	       "A command line without any target option: keep nvcc's default, or build for the "
 	       "detected GPUs (rule targets.no_arch)."),
+	ITEM(link_lcuda, CONF_BOOL, 0, NULL,
+	     "Add -lcuda to a link whose objects call the CUDA driver API (cuTensorMapEncodeTiled, "
+	     "cuGetProcAddress, ...) and nothing on the line provides it, with the toolkit's stubs "
+	     "directory when no libcuda.so is found (rule link.lcuda); run a link that fails on an "
+	     "undefined driver symbol once more with -lcuda (rule link.retry)."),
+	ITEM(host_cc, CONF_PATH, CONF_PROGRAM, NULL,
+	     "The C compiler nvshim runs as cc, gcc or clang (CC mode). Empty: the same name on PATH, "
+	     "past nvshim itself."),
+	ITEM(host_cxx, CONF_PATH, CONF_PROGRAM, NULL,
+	     "The C++ compiler nvshim runs as c++, g++ or clang++ (CXX mode), and gives nvcc as -ccbin "
+	     "for CUDA sources. Empty: the same name on PATH, past nvshim itself."),
 };
 const size_t config_nitems = sizeof(config_items) / sizeof(config_items[0]);
 _Static_assert(sizeof(config_items) / sizeof(config_items[0]) <= sizeof(((struct config *)0)->origin) /
@@ -114,6 +125,7 @@ void config_init(struct config *c, config_getenv_fn env)
 	c->targets_unsupported = 1;
 	c->targets_native = 1;
 	c->targets_arch_specific = 1;
+	c->link_lcuda = 1;
 	for (size_t i = 0; i < config_nitems; i++) {
 		const struct config_item *item = &config_items[i];
 		if (item->type == CONF_CHOICE)

@@ -130,3 +130,23 @@ int locate_nvcc(const struct config *c, config_getenv_fn env, const struct self 
 	return error("cannot find the real nvcc: none in $CUDA_HOME, $CUDA_PATH, on PATH (other than "
 		     "nvshim itself) or in /usr/local/cuda/bin; set NVSHIM_NVCC to its path");
 }
+
+char *locate_on_path(const struct self *self, config_getenv_fn env, const char *name)
+{
+	int is_self;
+	const char *p = env("PATH");
+	while (p) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		char *dir = len ? xstrndup(p, len) : xstrdup(".");
+		char *cand = concat(dir, "/", name, NULL);
+		free(dir);
+		if (locate_is_candidate(self, cand, &is_self))
+			return cand;
+		if (is_self)
+			diag_debug("skipped %s on PATH: it is nvshim itself", cand);
+		free(cand);
+		p = colon ? colon + 1 : NULL;
+	}
+	return NULL;
+}

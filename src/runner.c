@@ -110,6 +110,22 @@ int runner_run_held(const char *path, const struct argv *args, struct run_result
 	return run_child(path, args, res, held);
 }
 
+void runner_write_stderr(const char *text)
+{
+	size_t len = strlen(text);
+	fflush(stderr);
+	while (len) {
+		ssize_t n = write(STDERR_FILENO, text, len);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+		text += n;
+		len -= (size_t)n;
+	}
+}
+
 int runner_exec(const char *path, const struct argv *args)
 {
 	execv(path, args->v);

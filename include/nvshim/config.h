@@ -58,6 +58,10 @@ struct config {
 	char *ensure_devices; /* sass, ptx or off */
 	char *fallback_archs; /* "80,90" */
 	char *when_no_arch;   /* keep or devices */
+	/* The link pass and CC/CXX mode. */
+	int link_lcuda;
+	char *host_cc;
+	char *host_cxx;
 
 	/* Bookkeeping: not settings. */
 	char *origin[64];          /* per item, "default", "FILE:LINE", "env NVSHIM_X", "option --nvshim-x" */

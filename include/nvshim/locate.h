@@ -38,6 +38,10 @@ int locate_is_candidate(const struct self *self, const char *path, int *is_self)
 int locate_nvcc(const struct config *c, config_getenv_fn env, const struct self *self, char **path,
 		char **how);
 
+/* The first `name` in the directories of $PATH that is an executable file and not nvshim
+ * itself (xmalloc'ed), or NULL. For the real host compiler in CC/CXX mode. */
+char *locate_on_path(const struct self *self, config_getenv_fn env, const char *name);
+
 /* The current depth from the environment (0 when unset or malformed). */
 int locate_depth(config_getenv_fn env);
 

@@ -23,6 +23,16 @@ KERNEL = """__global__ void scale(float *x, float a, int n)
 }
 """
 
+# Host code that calls the driver API, for the link cases.
+DRIVER = """#include <cuda.h>
+extern "C" int init_driver(void) { return cuInit(0); }
+"""
+MAIN = """extern "C" int init_driver(void);
+int main() { return init_driver(); }
+"""
+C_SOURCE = "int add(int a, int b) { return a + b; }\n"
+PLAIN_MAIN = "int main() { return 0; }\n"
+
 
 def timed(cmd, env, cwd):
     start = time.perf_counter_ns()
@@ -40,12 +50,20 @@ def main():
     ap.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     ap.add_argument("--pairs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--only", default="", help="run only the cases whose name contains one of these (a|b)")
     a = ap.parse_args()
     a.nvshim = os.path.abspath(a.nvshim)
 
     work = tempfile.mkdtemp(prefix="nvshim-bench-")
-    with open(os.path.join(work, "k.cu"), "w") as f:
-        f.write(KERNEL)
+    for name, text in (("k.cu", KERNEL), ("drv.cu", DRIVER), ("main.cu", MAIN), ("a.c", C_SOURCE),
+                       ("plain.cu", PLAIN_MAIN)):
+        with open(os.path.join(work, name), "w") as f:
+            f.write(text)
+    for src in ("k", "drv", "main", "plain"):
+        subprocess.run([a.nvcc, "-c", "-Xcompiler", "-fPIC", src + ".cu", "-o", src + ".o"], cwd=work, check=True)
+    cuda_lib = os.path.join(os.path.dirname(os.path.realpath(a.nvcc)), "..", "lib64")
+    stubs = os.path.join(cuda_lib, "stubs")
+    cc_dir = os.path.join(os.path.dirname(a.nvshim), "libexec", "nvshim", "cc")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NVSHIM_")}
     env["HOME"] = work
     env["NVSHIM_NVCC"] = a.nvcc
@@ -63,17 +81,45 @@ def main():
              ("--dryrun -c, CUDA 12 list rewritten (warm caches)",
               dry + ["-gencode", "arch=compute_70,code=sm_70", "-gencode", "arch=compute_80,code=sm_80"],
               dry + ["-gencode=arch=compute_80,code=sm_80"], {"NVSHIM_VERBOSITY": "quiet"}),
-             ("one-kernel compile (-c)", ["-c", "k.cu", "-o", "k.o"], None, {})]
+             ("one-kernel compile (-c)", ["-c", "k.cu", "-o", "k.o"], None, {}),
+             # The link pass: symbol tables read, stderr held for a possible retry.
+             ("nvcc link of 2 objects, nothing to add (link pass)", ["k.o", "plain.o", "-o", "app"], None, {}),
+             ("nvcc link, -lcuda added (link pass)", ["drv.o", "main.o", "-o", "app"],
+              ["drv.o", "main.o", "-o", "app", "-lcuda"], {"NVSHIM_VERBOSITY": "quiet"})]
+    # CC mode: (name, nvshim's command, the real compiler's command, extra environment).
+    cc_cases = [("gcc -c a.c (CC mode, not CUDA: exec)", ["gcc", "-c", "a.c", "-o", "a.o"], ["gcc", "-c", "a.c", "-o", "a.o"]),
+                ("c++ -shared k.o, nothing to add (link pass)",
+                 ["c++", "-shared", "k.o", "-o", "k.so", "-L" + cuda_lib, "-lcudart"], None),
+                ("c++ -shared drv.o, -lcuda added (link pass)",
+                 ["c++", "-shared", "drv.o", "-o", "d.so", "-L" + cuda_lib, "-lcudart"],
+                 ["c++", "-shared", "drv.o", "-o", "d.so", "-L" + cuda_lib, "-lcudart", "-L" + stubs, "-lcuda"]),
+                ("c++ main.o -lcudart_static (1.3 MB archive read)",
+                 ["c++", "plain.o", "k.o", "-o", "s", "-L" + cuda_lib, "-lcudart_static", "-ldl", "-lrt", "-lpthread"], None)]
+    # The link pass alone, in-process: `nvshim explain` of a link against `nvshim explain` of a
+    # compile, which runs no pass (neither runs anything).
+    base = [a.nvshim, "explain", "c++", "-c", "a.c"]
+    pass_cases = [("link pass alone: c++ -shared k.o (2 symbol tables, nothing to add)",
+                   ["c++", "-shared", "k.o", "-o", "k.so", "-L" + cuda_lib, "-lcudart"]),
+                  ("link pass alone: c++ -shared drv.o (-lcuda added, stub read)",
+                   ["c++", "-shared", "drv.o", "-o", "d.so", "-L" + cuda_lib, "-lcudart"]),
+                  ("link pass alone: -lcudart_static (1.3 MB archive: index, members pulled)",
+                   ["c++", "plain.o", "k.o", "-o", "s", "-L" + cuda_lib, "-lcudart_static", "-ldl"])]
+    all_cases = [(n, [a.nvshim] + s_args, [a.nvcc] + (r_args or s_args), extra) for n, s_args, r_args, extra in cases]
+    all_cases += [(n, [a.nvshim, "explain"] + c, base, {}) for n, c in pass_cases]
+    all_cases += [(n, [os.path.join(cc_dir, c[0])] + c[1:], r or c, {"NVSHIM_VERBOSITY": "quiet"})
+                  for n, c, r in cc_cases]
     rows = []
-    for name, args, nvcc_args, extra in cases:
-        shim_cmd, nvcc_cmd = [a.nvshim] + args, [a.nvcc] + (nvcc_args or args)
+    for name, shim_cmd, nvcc_cmd, extra in all_cases:
+        if a.only and not any(o in name for o in a.only.split("|")):
+            continue
         shim_env = dict(env, **extra)
+        real_env = shim_env if nvcc_cmd[0] == a.nvshim else env
         for _ in range(a.warmup):
             timed(shim_cmd, shim_env, work)
-            timed(nvcc_cmd, env, work)
+            timed(nvcc_cmd, real_env, work)
         shim, real = [], []
         for i in range(a.pairs):
-            order = [(shim_cmd, shim_env, shim), (nvcc_cmd, env, real)]
+            order = [(shim_cmd, shim_env, shim), (nvcc_cmd, real_env, real)]
             if i % 2:
                 order.reverse()
             for cmd, e, out in order:
@@ -92,7 +138,7 @@ def main():
 
     print(f"nvshim benchmark: {a.pairs} alternating pairs per case, nvcc = {a.nvcc}")
     print()
-    print("| case | nvcc median | nvshim median | median added per pair | ratio |")
+    print("| case | real tool median | nvshim median | median added per pair | ratio |")
     print("|---|---|---|---|---|")
     for name, mr, ms, d, r in rows:
         print(f"| {name} | {mr:.2f} ms | {ms:.2f} ms | {d:+.3f} ms | {r:.4f} |")

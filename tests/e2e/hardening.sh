@@ -2,7 +2,7 @@
 # Hardening: nvshim fails open when any internal step fails, survives hostile and broken input
 # with one clear message, and keeps its caches sound under 64 concurrent builds.
 NVSHIM=$1 NVCC=$2
-NVSHIM_SOURCE_DIR=${NVSHIM_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+SOURCE_DIR=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/lib.sh"
 cd "$WORK" || exit 1
 printf '__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n' >k.cu
@@ -142,7 +142,7 @@ else
 fi
 # Temporary files: only mkstemp/mkdtemp in private directories, never a guessable name.
 check "no tmpnam, tempnam or mktemp in the sources" \
-	sh -c "! grep -nE '\\b(tmpnam|tempnam|mktemp)\\s*\\(' '$NVSHIM_SOURCE_DIR'/src/*.c"
+	sh -c "! grep -nE '\\b(tmpnam|tempnam|mktemp)\\s*\\(' '$SOURCE_DIR'/src/*.c"
 
 # --- Concurrency: 64 builds at once share one cold cache directory; the objects equal a serial
 # build's, and every cache file is whole.

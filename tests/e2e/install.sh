@@ -9,6 +9,9 @@ cmake --install "$B" --prefix "$P" >"$WORK/install.out" 2>&1
 check "cmake --install succeeds" test $? -eq 0
 check "bin/nvshim" test -x "$P/bin/nvshim"
 check "libexec/nvshim/bin/nvcc is a relative symlink to it" test "$(readlink "$P/libexec/nvshim/bin/nvcc")" = ../../../bin/nvshim -a "$P/libexec/nvshim/bin/nvcc" -ef "$P/bin/nvshim"
+for name in cc c++ gcc g++ clang clang++; do
+	check "libexec/nvshim/cc/$name is a relative symlink to it" test "$(readlink "$P/libexec/nvshim/cc/$name")" = ../../../bin/nvshim -a "$P/libexec/nvshim/cc/$name" -ef "$P/bin/nvshim"
+done
 check "etc/nvshim.ini" test -s "$P/etc/nvshim.ini"
 check "docs" test -s "$P/share/doc/nvshim/README.md" -a -s "$P/share/doc/nvshim/configuration.md"
 check "shell wrapper" test -x "$P/share/nvshim/nvshim-env.sh"
@@ -19,6 +22,8 @@ check "the installed defaults file is read" grep -q "$P/etc/nvshim.ini (install)
 mv "$P" "$WORK/moved"
 out=$("$WORK/moved/libexec/nvshim/bin/nvcc" --nvshim-verbosity=normal --version 2>&1)
 check "a moved prefix still works" grep -q 'Cuda compiler driver' <<<"$out"
+out=$("$WORK/moved/libexec/nvshim/cc/cc" --version 2>&1)
+check "a moved prefix: the installed cc acts as the host compiler" test "$out" = "$(cc --version)"
 out=$("$WORK/moved/bin/nvshim" config)
 check "a moved prefix still reads its defaults" grep -q "$WORK/moved/etc/nvshim.ini (install)" <<<"$out"
 out=$(. "$WORK/moved/share/nvshim/nvshim-env.sh" && command -v nvcc && echo "$CUDACXX")
