@@ -2,7 +2,8 @@
  *
  *   nvcc ARGS... (any name but nvshim)   act as nvcc
  *   nvshim NVCC-ARGS...                  act as nvcc (also `nvshim nvcc ARGS...`)
- *   nvshim help | version | config | explain ARGS... | doctor
+ *   nvshim help [--man] | version | config | explain ARGS... | doctor | env | fingerprint
+ *   nvcc --nvshim-fingerprint            `nvshim fingerprint` under any name (for ccache)
  *
  * nvshim's own commands are bare words, so they never collide with nvcc's options; a file
  * named like a command can be compiled with `nvshim nvcc FILE`.
