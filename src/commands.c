@@ -363,7 +363,7 @@ static int cmd_help(int n, char **args)
 	}
 	printf("nvshim %s: a transparent stand-in for nvcc\n\nUsage:\n", NVSHIM_VERSION);
 	for (size_t i = 0; i < sizeof(usage_lines) / sizeof(usage_lines[0]); i++)
-		printf("  %-27s %s\n", usage_lines[i].usage, usage_lines[i].what);
+		printf("  %-28s  %s\n", usage_lines[i].usage, usage_lines[i].what);
 	printf("\nSettings (INI files, NVSHIM_<NAME> variables, --nvshim-<name>=<value> options):\n");
 	for (size_t i = 0; i < config_nitems; i++)
 		printf("  %-24s %s\n", config_items[i].name, config_items[i].help);
@@ -587,6 +587,16 @@ static int cmd_doctor(int n, char **args)
 			doctor_problem("%s does not list its targets", nvcc);
 		}
 		toolkit_release(&tk);
+	}
+	if (s.cfg.launcher && *s.cfg.launcher) {
+		char *lpath, *why;
+		if (launcher_find(s.cfg.launcher, env_get, &s.self, &lpath, &why)) {
+			doctor_problem("%s: compilations run without it", why);
+			free(why);
+		} else {
+			printf("launcher  : %s (runs nvcc for every compilation)\n", lpath);
+			free(lpath);
+		}
 	}
 	struct lazy_devices devs = { .s = &s };
 	devices_init(&devs.d);
