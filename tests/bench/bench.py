@@ -6,6 +6,8 @@ prints the median wall time of each, the difference and the ratio, as a Markdown
 own peak memory (VmHWM of the nvshim process, not of nvcc) comes from its log file.
 
     python3 tests/bench/bench.py --nvshim build/nvshim [--nvcc /usr/local/cuda/bin/nvcc] [--pairs 50]
+
+With ccache installed it also compares cache hits with nvshim and without it, in both orders.
 """
 import argparse
 import json
@@ -64,16 +66,33 @@ def main():
               dry + ["-gencode", "arch=compute_70,code=sm_70", "-gencode", "arch=compute_80,code=sm_80"],
               dry + ["-gencode=arch=compute_80,code=sm_80"], {"NVSHIM_VERBOSITY": "quiet"}),
              ("one-kernel compile (-c)", ["-c", "k.cu", "-o", "k.o"], None, {})]
+    # Compiler cache hits (ccache from Debian, a private cache): nvshim in front of ccache
+    # (launcher = ccache) against ccache running nvcc, and ccache in front of nvshim's nvcc
+    # name with compiler_check = `%compiler% --nvshim-fingerprint` against ccache running nvcc.
+    full = [(name, [a.nvshim] + args, dict(env, **extra), [a.nvcc] + (nvcc_args or args), env)
+            for name, args, nvcc_args, extra in cases]
+    ccache = shutil.which("ccache")
+    if ccache:
+        nv_name = os.path.join(os.path.dirname(a.nvshim), "libexec", "nvshim", "bin", "nvcc")
+        cenv = dict(env, CCACHE_DIR=os.path.join(work, "ccache"),
+                    CCACHE_CONFIGPATH=os.path.join(work, "ccache.conf"))
+        open(cenv["CCACHE_CONFIGPATH"], "w").close()
+        compile_args = ["-c", "k.cu", "-o", "k.o", "-arch=sm_80"]
+        full.append(("ccache hit: nvshim in front (launcher = ccache) vs ccache nvcc",
+                     [a.nvshim] + compile_args, dict(cenv, NVSHIM_LAUNCHER="ccache"),
+                     [ccache, a.nvcc] + compile_args, cenv))
+        full.append(("ccache hit: ccache in front of nvshim (compiler_check = fingerprint) vs ccache nvcc",
+                     [ccache, nv_name] + compile_args,
+                     dict(cenv, CCACHE_COMPILERCHECK="%compiler% --nvshim-fingerprint"),
+                     [ccache, a.nvcc] + compile_args, cenv))
     rows = []
-    for name, args, nvcc_args, extra in cases:
-        shim_cmd, nvcc_cmd = [a.nvshim] + args, [a.nvcc] + (nvcc_args or args)
-        shim_env = dict(env, **extra)
+    for name, shim_cmd, shim_env, nvcc_cmd, nvcc_env in full:
         for _ in range(a.warmup):
             timed(shim_cmd, shim_env, work)
-            timed(nvcc_cmd, env, work)
+            timed(nvcc_cmd, nvcc_env, work)
         shim, real = [], []
         for i in range(a.pairs):
-            order = [(shim_cmd, shim_env, shim), (nvcc_cmd, env, real)]
+            order = [(shim_cmd, shim_env, shim), (nvcc_cmd, nvcc_env, real)]
             if i % 2:
                 order.reverse()
             for cmd, e, out in order:
