@@ -1,7 +1,6 @@
 #include "nvshim/commands.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

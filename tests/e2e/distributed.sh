@@ -77,13 +77,18 @@ trap cleanup EXIT
 # SCCACHE_NO_DAEMON: they stay this shell's children, to be stopped by their process ids.
 SCCACHE_NO_DAEMON=1 SCCACHE_LOG=info sccache-dist scheduler --config scheduler.toml >scheduler.log 2>&1 &
 pids+=($!)
+listening() { # listening PORT: something accepts connections on 127.0.0.1:PORT
+	python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$1" 2>/dev/null
+}
+# The build server registers with the scheduler as it starts: start it once the scheduler listens.
+for _ in $(seq 120); do listening "$SCHED" && break; sleep 0.5; done
 # The build server gets GPUs and settings of its own: if nvshim ran there, they would show.
 NVSHIM_DEVICES=90 NVSHIM_FALLBACK_ARCHS=120 SCCACHE_NO_DAEMON=1 SCCACHE_LOG=info sccache-dist server --config server.toml >server.log 2>&1 &
 server_pid=$!
 pids+=($server_pid)
 SCCACHE_LOG=debug sccache --start-server >client.start 2>&1 || { not_ok "sccache client server starts" "$(cat client.start)"; finish; exit; }
 registered=
-for _ in $(seq 60); do
+for _ in $(seq 240); do
 	if ! kill -0 "$server_pid" 2>/dev/null; then
 		skip "sccache-dist on loopback" "the build server stopped: $(tail -3 server.log | tr '\n' ' ')"
 		finish
@@ -93,7 +98,7 @@ for _ in $(seq 60); do
 	sleep 0.5
 done
 check "a scheduler and a build server on loopback" test -n "$registered"
-[ -n "$registered" ] || { echo "# $(tail -5 scheduler.log server.log)"; finish; exit; }
+[ -n "$registered" ] || { tail -n 5 scheduler.log server.log client.start | sed 's/^/# /'; finish; exit; }
 
 dist_stats() { # "dist=N errors=M" since the last call
 	sccache --show-stats --stats-format=json | python3 -c 'import json, sys
