@@ -24,22 +24,27 @@ const struct config_item config_items[] = {
 	ITEM(real_nvcc, CONF_PATH, CONF_PROGRAM, "NVSHIM_NVCC",
 	     "The nvcc to run. Empty: $CUDA_HOME or $CUDA_PATH/bin/nvcc, else the first nvcc on PATH "
 	     "that is not nvshim, else /usr/local/cuda/bin/nvcc."),
-	ITEM(verbosity, CONF_VERBOSITY, 0, NULL,
+	ITEM(launcher, CONF_STRING, CONF_PROGRAM | CONF_NOT_PROJECT | CONF_NEUTRAL, NULL,
+	     "A compiler cache or distributor that runs nvcc: ccache, sccache, distcc (found on PATH) "
+	     "or a path. nvshim runs LAUNCHER NVCC ARGS with the rewritten arguments for every "
+	     "compilation (not for links, -E, -M, dry runs or information options), so the cache "
+	     "sees the final target list. Never from a project file. Empty: nvcc runs directly."),
+	ITEM(verbosity, CONF_VERBOSITY, CONF_NEUTRAL, NULL,
 	     "How much nvshim says on stderr: quiet (errors only), normal (warnings and every "
 	     "rewrite), verbose (also what it decided and why), debug."),
-	ITEM(log_file, CONF_PATH, 0, NULL,
+	ITEM(log_file, CONF_PATH, CONF_NEUTRAL, NULL,
 	     "Append one JSON line per invocation here: argv in and out, notes, exit status, wall "
 	     "time. Empty: no log."),
-	ITEM(strict, CONF_BOOL, 0, NULL,
+	ITEM(strict, CONF_BOOL, CONF_NEUTRAL, NULL,
 	     "Turn every nvshim warning (a bad config line, an internal problem) into an error that "
 	     "fails the command, for CI. Off: nvshim warns and runs nvcc unchanged (fail open)."),
-	ITEM(cache_dir, CONF_PATH, 0, NULL,
+	ITEM(cache_dir, CONF_PATH, CONF_NEUTRAL, NULL,
 	     "Where nvshim keeps its caches and temporary files. Default: $XDG_CACHE_HOME/nvshim, "
 	     "else ~/.cache/nvshim."),
-	ITEM(trust_project, CONF_BOOL, CONF_NOT_PROJECT, NULL,
-	     "Let a project's .nvshim.ini choose programs to run (real_nvcc). Only the system or user "
-	     "file, the environment or an option can set this."),
-	ITEM(options_file_threshold, CONF_SIZE, 0, NULL,
+	ITEM(trust_project, CONF_BOOL, CONF_NOT_PROJECT | CONF_NEUTRAL, NULL,
+	     "Let a project's .nvshim.ini choose the nvcc to run (real_nvcc; never the launcher). Only "
+	     "the system or user file, the environment or an option can set this."),
+	ITEM(options_file_threshold, CONF_SIZE, CONF_NEUTRAL, NULL,
 	     "A rewritten command line longer than this many bytes is passed to nvcc through a "
 	     "private --options-file, removed afterwards."),
 	ITEM(targets_unsupported, CONF_BOOL, 0, NULL,

@@ -2,7 +2,8 @@
  *
  *   nvcc ARGS... (any name but nvshim)   act as nvcc
  *   nvshim NVCC-ARGS...                  act as nvcc (also `nvshim nvcc ARGS...`)
- *   nvshim help | version | config | explain ARGS... | doctor
+ *   nvshim help [--man] | version | config | explain ARGS... | doctor | env | fingerprint
+ *   nvcc --nvshim-fingerprint            `nvshim fingerprint` under any name (for ccache)
  *   cc, c++, gcc, g++, clang, clang++ ARGS...  (by name, or `nvshim cc ARGS...`)
  *                                        act as the host compiler (CC/CXX mode)
  *

@@ -12,7 +12,9 @@
  * Settings live in one item table (config_items) that drives the INI loader, the environment
  * loader, `nvshim config` and the documentation. INI files hold `name = value` lines, outside
  * any section or in [nvshim]. Items that choose which programs run (CONF_PROGRAM) are ignored in
- * a project file unless a user-level layer sets trust_project = true.
+ * a project file unless a user-level layer sets trust_project = true; CONF_NOT_PROJECT items
+ * (trust_project, launcher) are ignored there always. CONF_NEUTRAL items cannot change what
+ * nvcc builds (verbosity, the log, ...), so `nvshim fingerprint` leaves them out.
  *
  * Loading never fails: every problem becomes a warning, kept until config_report() prints
  * them once the final value of `strict` (which turns them into errors) is known.
@@ -41,10 +43,12 @@ enum config_type { CONF_STRING, CONF_PATH, CONF_BOOL, CONF_VERBOSITY, CONF_SIZE,
 enum config_item_flags {
 	CONF_PROGRAM = 1 << 0,    /* names a program to run: not from a project file unless trusted */
 	CONF_NOT_PROJECT = 1 << 1, /* never from a project file */
+	CONF_NEUTRAL = 1 << 2,     /* cannot change what nvcc builds: left out of the fingerprint */
 };
 
 struct config {
 	char *real_nvcc;
+	char *launcher; /* ccache, sccache, a path: runs nvcc; never from a project file */
 	enum verbosity verbosity;
 	char *log_file;
 	int strict;

@@ -6,6 +6,8 @@ prints the median wall time of each, the difference and the ratio, as a Markdown
 own peak memory (VmHWM of the nvshim process, not of nvcc) comes from its log file.
 
     python3 tests/bench/bench.py --nvshim build/nvshim [--nvcc /usr/local/cuda/bin/nvcc] [--pairs 50]
+
+With ccache installed it also compares cache hits with nvshim and without it, in both orders.
 """
 import argparse
 import json
@@ -108,18 +110,34 @@ def main():
     all_cases += [(n, [a.nvshim, "explain"] + c, base, {}) for n, c in pass_cases]
     all_cases += [(n, [os.path.join(cc_dir, c[0])] + c[1:], r or c, {"NVSHIM_VERBOSITY": "quiet"})
                   for n, c, r in cc_cases]
-    rows = []
+    full = []
     for name, shim_cmd, nvcc_cmd, extra in all_cases:
+        shim_env = dict(env, **extra)
+        full.append((name, shim_cmd, shim_env, nvcc_cmd, shim_env if nvcc_cmd[0] == a.nvshim else env))
+    ccache = shutil.which("ccache")
+    if ccache:
+        nv_name = os.path.join(os.path.dirname(a.nvshim), "libexec", "nvshim", "bin", "nvcc")
+        cenv = dict(env, CCACHE_DIR=os.path.join(work, "ccache"),
+                    CCACHE_CONFIGPATH=os.path.join(work, "ccache.conf"))
+        open(cenv["CCACHE_CONFIGPATH"], "w").close()
+        compile_args = ["-c", "k.cu", "-o", "k.o", "-arch=sm_80"]
+        full.append(("ccache hit: nvshim in front (launcher = ccache) vs ccache nvcc",
+                     [a.nvshim] + compile_args, dict(cenv, NVSHIM_LAUNCHER="ccache"),
+                     [ccache, a.nvcc] + compile_args, cenv))
+        full.append(("ccache hit: ccache in front of nvshim (compiler_check = fingerprint) vs ccache nvcc",
+                     [ccache, nv_name] + compile_args,
+                     dict(cenv, CCACHE_COMPILERCHECK="%compiler% --nvshim-fingerprint"),
+                     [ccache, a.nvcc] + compile_args, cenv))
+    rows = []
+    for name, shim_cmd, shim_env, nvcc_cmd, nvcc_env in full:
         if a.only and not any(o in name for o in a.only.split("|")):
             continue
-        shim_env = dict(env, **extra)
-        real_env = shim_env if nvcc_cmd[0] == a.nvshim else env
         for _ in range(a.warmup):
             timed(shim_cmd, shim_env, work)
-            timed(nvcc_cmd, real_env, work)
+            timed(nvcc_cmd, nvcc_env, work)
         shim, real = [], []
         for i in range(a.pairs):
-            order = [(shim_cmd, shim_env, shim), (nvcc_cmd, real_env, real)]
+            order = [(shim_cmd, shim_env, shim), (nvcc_cmd, nvcc_env, real)]
             if i % 2:
                 order.reverse()
             for cmd, e, out in order:
