@@ -12,6 +12,7 @@
 
 #include "nvshim/argv.h"
 #include "nvshim/config.h"
+#include "nvshim/crash.h"
 #include "nvshim/devices.h"
 #include "nvshim/diag.h"
 #include "nvshim/invocation.h"
@@ -152,7 +153,8 @@ int commands_nvcc(int n, char **args)
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
 	run_passes(&s, &inv, nvcc, &plan, NULL, NULL);
-	invocation_release(&inv);
+	/* Watched: nvcc's stderr is held, to be looked at when it fails (crash.h). */
+	int watch = crash_wanted(&inv, &s.cfg);
 	for (size_t i = 0; i < plan.notes.n; i++)
 		diag_rewrite("%s", plan.notes.v[i]);
 	if (!plan.notes.n)
@@ -163,14 +165,21 @@ int commands_nvcc(int n, char **args)
 		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan.options_file);
 
 	/* With nothing to do afterwards nvshim gets out of the way; otherwise it waits. */
-	int after = (s.cfg.log_file && *s.cfg.log_file) || plan.options_file;
+	int after = (s.cfg.log_file && *s.cfg.log_file) || plan.options_file || watch;
 	if (!after) {
 		fflush(NULL);
 		runner_exec(plan.tool, &plan.argv);
 		res.status = 127;
+	} else if (watch) {
+		char *held = NULL;
+		runner_run_held(plan.tool, &plan.argv, &res, &held);
+		struct crash_context cc = { &s.cfg, nvcc, &s.args, &inv };
+		crash_after_run(&cc, &plan, &res, &held);
+		free(held);
 	} else {
 		runner_run(plan.tool, &plan.argv, &res);
 	}
+	invocation_release(&inv);
 
 	if (s.cfg.log_file && *s.cfg.log_file) {
 		struct argv in = ARGV_INIT;
