@@ -15,6 +15,7 @@
 #include "nvshim/crash.h"
 #include "nvshim/devices.h"
 #include "nvshim/diag.h"
+#include "nvshim/gates.h"
 #include "nvshim/invocation.h"
 #include "nvshim/locate.h"
 #include "nvshim/logfile.h"
@@ -159,6 +160,9 @@ int commands_nvcc(int n, char **args)
 		diag_rewrite("%s", plan.notes.v[i]);
 	if (!plan.notes.n)
 		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
+	/* Known-bad combinations of toolkit, host compiler and libraries (gates.h). */
+	struct gates_context gc = { &s.cfg, &inv, nvcc, s.self.exe_dir };
+	gates_check(&gc);
 	/* Only a line nvshim changed can be too long: the one it was given was not. */
 	if (plan_rewritten(&plan, args, (size_t)n) &&
 	    plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
