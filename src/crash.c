@@ -177,6 +177,8 @@ static void explain_resources(const struct plan *plan, const char *held)
 	diagnose_release(&d);
 }
 
+static const char *first_source(const struct invocation *inv);
+
 void crash_after_run(const struct crash_context *ctx, const struct plan *plan,
 		     struct run_result *res, char **held)
 {
@@ -205,6 +207,8 @@ void crash_after_run(const struct crash_context *ctx, const struct plan *plan,
 		explain_resources(plan, *held);
 	if (crashed) {
 		char *dir = ctx->cfg->crash_bundles ? crash_bundle(ctx, plan, *held, &c) : NULL;
+		if (!c.source && first_source(ctx->inv))
+			c.source = xstrdup(first_source(ctx->inv));
 		char *what = crash_describe(&c);
 		if (c.flaky)
 			diag_note(VERBOSITY_NORMAL,
