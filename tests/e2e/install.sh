@@ -10,6 +10,7 @@ check "cmake --install succeeds" test $? -eq 0
 check "bin/nvshim" test -x "$P/bin/nvshim"
 check "libexec/nvshim/bin/nvcc is a relative symlink to it" test "$(readlink "$P/libexec/nvshim/bin/nvcc")" = ../../../bin/nvshim -a "$P/libexec/nvshim/bin/nvcc" -ef "$P/bin/nvshim"
 check "etc/nvshim.ini" test -s "$P/etc/nvshim.ini"
+check "etc/nvshim/gates.ini, the toolkit gates" cmp -s "$P/etc/nvshim/gates.ini" "$(dirname "$0")/../../config/gates.ini"
 check "docs" test -s "$P/share/doc/nvshim/README.md" -a -s "$P/share/doc/nvshim/configuration.md"
 check "shell wrapper" test -x "$P/share/nvshim/nvshim-env.sh"
 out=$("$P/libexec/nvshim/bin/nvcc" --version)
