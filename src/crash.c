@@ -179,6 +179,33 @@ static void explain_resources(const struct plan *plan, const char *held)
 
 static const char *first_source(const struct invocation *inv);
 
+/* Without a replay: the target of a stage when the command line builds only one. */
+static char *single_target(const struct plan *plan, const char *stage)
+{
+	int front = !strcmp(stage, "cicc"), back = !strcmp(stage, "ptxas") || !strcmp(stage, "nvlink");
+	if (!front && !back)
+		return NULL;
+	struct invocation inv;
+	struct arch_list l;
+	char *why = NULL, *text = NULL;
+	invocation_parse(&inv, plan->argv.v + 1, plan->argv.n - 1, env_get);
+	arch_list_init(&l);
+	if (!arch_list_from_invocation(&l, &inv, &why) && l.n) {
+		int one = 1;
+		for (size_t i = 1; i < l.n; i++)
+			one &= front ? arch_equal(&l.v[i].virt, &l.v[0].virt)
+				     : arch_equal(&l.v[i].code, &l.v[0].code) || l.v[i].code.kind != ARCH_REAL;
+		struct arch a = front ? l.v[0].virt : l.v[0].code;
+		char buf[32];
+		if (one && (front || a.kind == ARCH_REAL))
+			text = xstrdup(arch_format(&a, buf, sizeof(buf)));
+	}
+	free(why);
+	arch_list_release(&l);
+	invocation_release(&inv);
+	return text;
+}
+
 void crash_after_run(const struct crash_context *ctx, const struct plan *plan,
 		     struct run_result *res, char **held)
 {
@@ -209,6 +236,8 @@ void crash_after_run(const struct crash_context *ctx, const struct plan *plan,
 		char *dir = ctx->cfg->crash_bundles ? crash_bundle(ctx, plan, *held, &c) : NULL;
 		if (!c.source && first_source(ctx->inv))
 			c.source = xstrdup(first_source(ctx->inv));
+		if (!c.target && c.stage)
+			c.target = single_target(plan, c.stage);
 		char *what = crash_describe(&c);
 		if (c.flaky)
 			diag_note(VERBOSITY_NORMAL,
@@ -511,7 +540,7 @@ static void replay_run(struct replay *r, const struct crash *c)
 			return;
 		}
 		struct run_result res;
-		if (replay_step(r, i, &res)) {
+		if (replay_step(r, i, &res) || user_signal(res.signal)) {
 			r->complete = 0;
 			return;
 		}
@@ -905,6 +934,8 @@ char *crash_bundle(const struct crash_context *ctx, const struct plan *plan, con
 	const char *tmp = getenv("TMPDIR");
 	char *priv = concat(tmp && *tmp ? tmp : "/tmp", "/nvshim-replay-XXXXXX", NULL);
 	if (mkdtemp(priv)) {
+		diag_note(VERBOSITY_VERBOSE, "replaying nvcc's steps in %s to find the one that crashed "
+			  "(crash_bundles = false skips this)", priv);
 		r.priv = priv;
 		replay_dryrun(&r, plan);
 		build_env(&r);

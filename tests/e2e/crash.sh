@@ -129,7 +129,7 @@ check "nvcc killed: repro.sh reruns nvcc where it ran" grep -q "^cd $WORK/src " 
 mkdir -p names
 cat >names/nvcc <<SH
 #!/bin/sh
-case " \$* " in *" --dryrun "* | *" --version "*) exec "$WORK/tk1/bin/nvcc" "\$@" ;; esac
+case " \$* " in *" --dryrun "* | *" --version "* | *" --help "* | *" --list-gpu-"*) exec "$WORK/tk1/bin/nvcc" "\$@" ;; esac
 echo "nvcc error   : '\"\\\$CICC_PATH/cicc\"' died due to signal 11 (Invalid memory reference)" >&2
 exit 11
 SH
@@ -142,6 +142,9 @@ check "stage named by nvcc: the last cicc step, compute_90" grep -q "^nvshim inf
 B=$(bundle_of "$WORK/err")
 check "stage named by nvcc: not run again, said in README" grep -q "did not run it again" "$B/README.txt"
 check "stage named by nvcc: bundle and preprocessed source" has_files "$B" "${BUNDLE_FILES[@]}" preprocessed/k.compute_90.cpp1.ii
+(cd src && NVSHIM_CRASH_BUNDLES=false NVSHIM_NVCC="$WORK/names/nvcc" "$NVSHIM" -c k.cu -arch=sm_80 -o k.o 2>"$WORK/err")
+check "stage named by nvcc, no bundle, one target: the target from the command line" test "$(grep '^nvshim ' "$WORK/err")" = \
+	"nvshim info    : 'cicc' died of signal 11 (Segmentation fault) compiling k.cu for compute_80: a crash of the CUDA toolkit's compiler, which is a bug to report to NVIDIA"
 
 # 5. The system kills cicc once (SIGKILL, as the out-of-memory killer does).
 make_toolkit tk5
