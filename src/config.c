@@ -75,7 +75,8 @@ const struct config_item config_items[] = {
 	     "The most bytes one reproducer bundle may take; files that would go over it (large "
 	     "preprocessed sources first) are left out and listed in its README.txt."),
 	ITEM(crash_keep, CONF_SIZE, 0, NULL,
-	     "How many reproducer bundles to keep in crash_dir; older ones are removed."),
+	     "How many reproducer bundles to keep in crash_dir (at least the newest); older ones are "
+	     "removed."),
 	ITEM(explain_resources, CONF_BOOL, 0, NULL,
 	     "When ptxas or cicc rejects a kernel for asking too much (shared memory, registers, "
 	     "local memory, constant memory, parameter space), explain it: the kernel, the value, "

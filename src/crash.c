@@ -1114,7 +1114,8 @@ char *crash_bundle(const struct crash_context *ctx, const struct plan *plan, con
 	if (b.failed)
 		warning("cannot write the crash reproducer %s in full: %s", b.dir, strerror(b.failed));
 	result = xstrdup(b.dir);
-	crash_prune(root, cfg->crash_keep);
+	/* The new bundle is the newest: it stays even with crash_keep = 0. */
+	crash_prune(root, cfg->crash_keep ? cfg->crash_keep : 1);
 
 	free(what);
 	argv_release(&car.from);

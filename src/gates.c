@@ -270,10 +270,14 @@ struct facts {
 	unsigned max;        /* the newest major of host_family the nvcc accepts, 0 unknown */
 };
 
+static char *version_output(const char *path, const char *cache_dir);
+
 static const char *nvcc_version(struct facts *f)
 {
 	if (!f->have_nvcc) {
-		f->nvcc_version = toolkit_version(f->ctx->nvcc);
+		char *out = version_output(f->ctx->nvcc, f->ctx->cfg->cache_dir);
+		f->nvcc_version = out ? toolkit_parse_version(out) : NULL;
+		free(out);
 		f->have_nvcc = 1;
 	}
 	return f->nvcc_version;
@@ -303,7 +307,50 @@ static unsigned long long fnv(const char *s)
 	return h;
 }
 
-/* The host compiler's family and version, from the cache when its key still holds. */
+/* `PROGRAM --version` (xmalloc'ed), from <cache_dir>/hostcc/ when the file there was written for
+ * the program's resolved path, size and modification time; NULL when it does not run. */
+static char *version_output(const char *path, const char *cache_dir)
+{
+	struct stat sb;
+	char *real = lrealpath(path);
+	if (stat(real, &sb)) {
+		free(real);
+		return NULL;
+	}
+	char *key = xasprintf("key %s %lld %lld.%09ld\n", real, (long long)sb.st_size,
+			      (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
+	char *dir = cache_dir && *cache_dir ? concat(cache_dir, "/hostcc", NULL) : NULL;
+	char *file = dir ? xasprintf("%s/%s-%016llx", dir, lbasename(real), fnv(real)) : NULL;
+	char *text = file ? cache_read(file) : NULL;
+	char *out = NULL;
+	size_t klen = strlen(key), tlen = text ? strlen(text) : 0;
+	if (text && tlen >= klen + 5 && !strncmp(text, key, klen) && !strcmp(text + tlen - 5, "\nend\n")) {
+		out = xstrndup(text + klen, tlen - klen - 4);
+	} else {
+		struct argv args = ARGV_INIT;
+		argv_push(&args, path);
+		argv_push(&args, "--version");
+		if (runner_capture(path, &args, &out) != 0) {
+			free(out);
+			out = NULL;
+		} else if (file) {
+			char *facts = xasprintf("%s%s%send\n", key, out,
+						*out && out[strlen(out) - 1] == '\n' ? "" : "\n");
+			if (cache_write(dir, file, facts))
+				diag_debug("cannot write %s: %s", file, strerror(errno));
+			free(facts);
+		}
+		argv_release(&args);
+	}
+	free(text);
+	free(file);
+	free(dir);
+	free(key);
+	free(real);
+	return out;
+}
+
+/* The host compiler's family and version. */
 static void host_facts(struct facts *f)
 {
 	if (f->have_host)
@@ -321,48 +368,10 @@ static void host_facts(struct facts *f)
 	}
 	f->host_path = search_path(name);
 	free(name);
-	if (!f->host_path)
-		return;
-	char *real = lrealpath(f->host_path);
-	if (stat(real, &sb)) {
-		free(real);
-		return;
-	}
-	char *key = xasprintf("%s %lld %lld.%09ld", real, (long long)sb.st_size,
-			      (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
-	const char *cache_dir = f->ctx->cfg->cache_dir;
-	char *dir = cache_dir && *cache_dir ? concat(cache_dir, "/hostcc", NULL) : NULL;
-	char *file = dir ? xasprintf("%s/cc-%016llx.facts", dir, fnv(real)) : NULL;
-	char *text = file ? cache_read(file) : NULL;
-	if (text) {
-		char *k = strstr(text, "key "), *fam = strstr(text, "\nfamily "), *ver = strstr(text, "\nversion ");
-		if (k == text && fam && ver && strstr(text, "\nend\n") &&
-		    !strncmp(k + 4, key, strlen(key)) && k[4 + strlen(key)] == '\n') {
-			f->host_family = xstrndup(fam + 8, strcspn(fam + 8, "\n"));
-			f->host_version = xstrndup(ver + 9, strcspn(ver + 9, "\n"));
-		}
-		free(text);
-	}
-	if (!f->host_family) {
-		struct argv args = ARGV_INIT;
-		argv_push(&args, f->host_path);
-		argv_push(&args, "--version");
-		char *out = NULL;
-		if (runner_capture(f->host_path, &args, &out) == 0 && out &&
-		    !gates_host_version(out, &f->host_family, &f->host_version) && file) {
-			char *facts = xasprintf("key %s\nfamily %s\nversion %s\nend\n", key, f->host_family,
-						f->host_version);
-			if (cache_write(dir, file, facts))
-				diag_debug("cannot write %s: %s", file, strerror(errno));
-			free(facts);
-		}
-		free(out);
-		argv_release(&args);
-	}
-	free(file);
-	free(dir);
-	free(key);
-	free(real);
+	char *out = f->host_path ? version_output(f->host_path, f->ctx->cfg->cache_dir) : NULL;
+	if (out)
+		gates_host_version(out, &f->host_family, &f->host_version);
+	free(out);
 }
 
 /* The crt/host_config.h of an nvcc, if it has one where toolkits put it. */

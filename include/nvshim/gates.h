@@ -18,8 +18,8 @@
  *
  * What the nvcc accepts is read from its own crt/host_config.h ("#if __GNUC__ > 15", "#if
  * (__clang_major__ >= 21) || ..."), else from the table's [host_compilers] section
- * ("13.0 = gcc 15, clang 20"). The host compiler's version (`CC --version`) is cached in
- * <cache_dir>/hostcc/, keyed by its path, size and modification time.
+ * ("13.0 = gcc 15, clang 20"). What `CC --version` and `nvcc --version` print is cached in
+ * <cache_dir>/hostcc/, keyed by the program's path, size and modification time.
  *
  * Gates run for command lines that compile a source (not --dryrun, not information options).
  * Facts are gathered only when a gate's cheaper conditions hold, and a fact that cannot be had
