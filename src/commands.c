@@ -13,10 +13,12 @@
 #include "nvshim/argv.h"
 #include "nvshim/cache.h"
 #include "nvshim/config.h"
+#include "nvshim/crash.h"
 #include "nvshim/devices.h"
 #include "nvshim/diag.h"
 #include "nvshim/fault.h"
 #include "nvshim/hostcc.h"
+#include "nvshim/gates.h"
 #include "nvshim/invocation.h"
 #include "nvshim/link.h"
 #include "nvshim/launcher.h"
@@ -225,15 +227,17 @@ static void print_notes(const struct plan *plan)
 }
 
 /* Runs the plan and logs it. With nothing to do afterwards nvshim replaces itself with the
- * tool; otherwise it waits. A link that may fail for want of -lcuda runs with its stderr held:
- * when it fails on an undefined driver symbol it runs once more with `retry` added
- * (rule link.retry), and otherwise its stderr is passed on unchanged. */
+ * tool; otherwise it waits. A run that nvshim may look at afterwards runs with its stderr held:
+ * a link that may fail for want of -lcuda runs once more with `retry` added when it fails on an
+ * undefined driver symbol (rule link.retry); a watched compile (`watch`, crash.h) goes to
+ * crash_after_run(), which passes the stderr on and explains crashes and resource errors;
+ * otherwise the stderr is passed on unchanged. */
 static int execute(struct session *s, struct plan *plan, const struct argv *argv_in,
-		   const struct argv *retry)
+		   const struct argv *retry, const struct crash_context *watch)
 {
 	struct run_result res = { 127, 0, 0 };
 	int log = s->cfg.log_file && *s->cfg.log_file;
-	int hold = retry && retry->n;
+	int hold = (retry && retry->n) || watch;
 
 	if (!log && !plan->options_file && !hold) {
 		fflush(NULL);
@@ -242,7 +246,8 @@ static int execute(struct session *s, struct plan *plan, const struct argv *argv
 	} else if (hold) {
 		char *err = NULL;
 		runner_run_held(plan->tool, &plan->argv, &res, &err);
-		char *sym = res.status ? link_undefined_driver_symbol(err ? err : "") : NULL;
+		char *sym = res.status && retry && retry->n ? link_undefined_driver_symbol(err ? err : "")
+							    : NULL;
 		if (sym) {
 			char *added = argv_to_shell(retry);
 			plan_note(plan, "link.retry", "the link failed on an undefined reference to %s: "
@@ -252,6 +257,8 @@ static int execute(struct session *s, struct plan *plan, const struct argv *argv
 			free(sym);
 			argv_pushn(&plan->argv, retry->v, retry->n);
 			runner_run(plan->tool, &plan->argv, &res);
+		} else if (watch) {
+			crash_after_run(watch, plan, &res, &err);
 		} else if (err) {
 			runner_write_stderr(err);
 		}
@@ -315,28 +322,28 @@ int commands_nvcc(int n, char **args)
 	link_result_init(&link);
 	run_link_pass_nvcc(&s, &inv, nvcc, &plan, &link);
 	int wants_launcher = launcher_wanted(&inv);
-	invocation_release(&inv);
+	/* Watched: nvcc's stderr is held, to be looked at when it fails (crash.h). */
+	int watch = crash_wanted(&inv, &s.cfg);
 	print_notes(&plan);
 	if (!plan.notes.n)
 		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
+	/* Known-bad combinations of toolkit, host compiler and libraries (gates.h). */
+	struct gates_context gc = { &s.cfg, &inv, nvcc, s.self.exe_dir };
+	gates_check(&gc);
 	/* Only a line nvshim changed can be too long: the one it was given was not. */
 	if (plan_rewritten(&plan, args, (size_t)n) &&
 	    plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
 		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan.options_file);
-	if (add_launcher(&s, wants_launcher, &plan) && diag_strict_errors()) {
-		link_result_release(&link);
-		plan_release(&plan);
-		free(nvcc);
-		free(how);
-		session_release(&s);
-		return 1;
+	int status = 1;
+	if (!add_launcher(&s, wants_launcher, &plan) || !diag_strict_errors()) {
+		struct argv in = ARGV_INIT;
+		argv_push(&in, nvcc);
+		argv_pushn(&in, args, (size_t)n);
+		struct crash_context cc = { &s.cfg, nvcc, &s.args, &inv };
+		status = execute(&s, &plan, &in, &link.retry, watch ? &cc : NULL);
+		argv_release(&in);
 	}
-
-	struct argv in = ARGV_INIT;
-	argv_push(&in, nvcc);
-	argv_pushn(&in, args, (size_t)n);
-	int status = execute(&s, &plan, &in, &link.retry);
-	argv_release(&in);
+	invocation_release(&inv);
 	link_result_release(&link);
 	plan_release(&plan);
 	free(nvcc);
@@ -788,7 +795,7 @@ int commands_cc(const char *name, int n, char **args)
 	struct argv in = ARGV_INIT;
 	argv_push(&in, name);
 	argv_pushn(&in, args, (size_t)n);
-	int status = execute(&s, &r.plan, &in, &r.link.retry);
+	int status = execute(&s, &r.plan, &in, &r.link.retry, NULL);
 	argv_release(&in);
 	cc_run_release(&r);
 	session_release(&s);

@@ -78,6 +78,33 @@ const struct config_item config_items[] = {
 	ITEM(host_cxx, CONF_PATH, CONF_PROGRAM, NULL,
 	     "The C++ compiler nvshim runs as c++, g++ or clang++ (CXX mode), and gives nvcc as -ccbin "
 	     "for CUDA sources. Empty: the same name on PATH, past nvshim itself."),
+	ITEM(crash_dir, CONF_PATH, 0, NULL,
+	     "Where a crash of nvcc or one of its stages leaves a reproducer bundle, one private "
+	     "folder per crash. Empty: <cache_dir>/crashes."),
+	ITEM(crash_bundles, CONF_BOOL, 0, NULL,
+	     "Write a reproducer bundle when nvcc or one of its stages (cicc, cudafe++, ptxas, "
+	     "nvlink, fatbinary) dies of a signal: command lines, environment, versions, settings, "
+	     "the preprocessed source, nvcc's stderr and repro.sh. nvshim replays nvcc's steps to "
+	     "find the one that crashed, which takes about as long as the compile did."),
+	CHOICE(crash_retry, "off|once",
+	       "When a stage was killed by the system (SIGKILL, as the out-of-memory killer sends, or "
+	       "SIGTERM), run nvcc once more, with a warning that says so."),
+	ITEM(crash_bundle_max_size, CONF_SIZE, 0, NULL,
+	     "The most bytes one reproducer bundle may take; files that would go over it (large "
+	     "preprocessed sources first) are left out and listed in its README.txt."),
+	ITEM(crash_keep, CONF_SIZE, 0, NULL,
+	     "How many reproducer bundles to keep in crash_dir (at least the newest); older ones are "
+	     "removed."),
+	ITEM(explain_resources, CONF_BOOL, 0, NULL,
+	     "When ptxas or cicc rejects a kernel for asking too much (shared memory, registers, "
+	     "local memory, constant memory, parameter space), explain it: the kernel, the value, "
+	     "the limit, the target and the usual remedy."),
+	ITEM(gates_file, CONF_PATH, 0, NULL,
+	     "The table of known-bad combinations (toolkit gates) checked before nvcc runs. Empty: "
+	     "<prefix>/etc/nvshim/gates.ini, else the table built into nvshim."),
+	ITEM(silence_gates, CONF_STRING, 0, NULL,
+	     "Toolkit gates not to check, by name (cutlass_old_toolkit,host_compiler_too_new), or "
+	     "all."),
 };
 const size_t config_nitems = sizeof(config_items) / sizeof(config_items[0]);
 _Static_assert(sizeof(config_items) / sizeof(config_items[0]) <= sizeof(((struct config *)0)->origin) /
@@ -131,6 +158,10 @@ void config_init(struct config *c, config_getenv_fn env)
 	c->targets_native = 1;
 	c->targets_arch_specific = 1;
 	c->link_lcuda = 1;
+	c->crash_bundles = 1;
+	c->crash_bundle_max_size = 64 * 1024 * 1024;
+	c->crash_keep = 10;
+	c->explain_resources = 1;
 	for (size_t i = 0; i < config_nitems; i++) {
 		const struct config_item *item = &config_items[i];
 		if (item->type == CONF_CHOICE)

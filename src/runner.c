@@ -126,6 +126,37 @@ void runner_write_stderr(const char *text)
 	}
 }
 
+int runner_run_env(const char *path, const struct argv *args, char *const *env, const char *out_file,
+		   const char *err_file, struct run_result *res)
+{
+	int err = 0, wstatus = 0;
+	double start = runner_now_ms();
+	res->status = 127;
+	res->signal = 0;
+	struct pex_obj *pex = pex_init(0, "nvshim", NULL);
+	if (!pex)
+		return -1;
+	/* As in run_child: ^C stops the program, and nvshim lives to see it and clean up. */
+	struct sigaction ign = { 0 }, old_int, old_quit;
+	ign.sa_handler = on_signal;
+	ign.sa_flags = SA_RESTART;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	const char *msg = pex_run_in_environment(pex, PEX_LAST, path, args->v, env,
+						 out_file ? out_file : "/dev/null",
+						 err_file ? err_file : "/dev/null", &err);
+	int ok = !msg && pex_get_status(pex, 1, &wstatus);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	pex_free(pex);
+	res->wall_ms = runner_now_ms() - start;
+	if (!ok)
+		return -1;
+	decode_status(wstatus, res);
+	return 0;
+}
+
 int runner_exec(const char *path, const struct argv *args)
 {
 	execv(path, args->v);

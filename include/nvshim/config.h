@@ -66,6 +66,15 @@ struct config {
 	int link_lcuda;
 	char *host_cc;
 	char *host_cxx;
+	/* Crashes, resource errors and toolkit gates. */
+	char *crash_dir;            /* "": <cache_dir>/crashes */
+	int crash_bundles;
+	char *crash_retry;          /* off or once */
+	size_t crash_bundle_max_size;
+	size_t crash_keep;
+	int explain_resources;
+	char *gates_file;           /* "": <prefix>/etc/nvshim/gates.ini, else the built-in table */
+	char *silence_gates;        /* "name,name" or "all" */
 
 	/* Bookkeeping: not settings. */
 	char *origin[64];          /* per item, "default", "FILE:LINE", "env NVSHIM_X", "option --nvshim-x" */

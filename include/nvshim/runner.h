@@ -33,6 +33,14 @@ int runner_run_held(const char *path, const struct argv *args, struct run_result
 /* Writes held stderr text to nvshim's stderr, byte for byte. */
 void runner_write_stderr(const char *text);
 
+/* Runs path with args (args->v[0] is argv[0]; path is not searched for) in the environment
+ * `env` (NULL-terminated "NAME=value" strings; NULL: nvshim's own), stdout written to out_file
+ * and stderr to err_file (NULL: /dev/null), stdin nvshim's: for commands nvshim runs on its
+ * own account, such as the steps it replays to find where a compiler crashed. Returns 0 with
+ * res filled in, or -1 (res->status 127) when the program could not be started. */
+int runner_run_env(const char *path, const struct argv *args, char *const *env, const char *out_file,
+		   const char *err_file, struct run_result *res);
+
 /* Replaces nvshim with the program: for when nothing is left to do after it (no log to write,
  * no file to remove, no result to read). The caller sees the program's own exit status or
  * signal, as if it had run the program itself. Returns -1 after an error if exec failed. */

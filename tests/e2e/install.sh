@@ -13,6 +13,7 @@ for name in cc c++ gcc g++ clang clang++; do
 	check "libexec/nvshim/cc/$name is a hard link to it" test ! -L "$P/libexec/nvshim/cc/$name" -a "$P/libexec/nvshim/cc/$name" -ef "$P/bin/nvshim"
 done
 check "etc/nvshim.ini" test -s "$P/etc/nvshim.ini"
+check "etc/nvshim/gates.ini, the toolkit gates" cmp -s "$P/etc/nvshim/gates.ini" "$(dirname "$0")/../../config/gates.ini"
 check "docs" test -s "$P/share/doc/nvshim/README.md" -a -s "$P/share/doc/nvshim/configuration.md"
 check "shell wrapper" test -x "$P/share/nvshim/nvshim-env.sh"
 check "man page nvshim(1)" test -s "$P/share/man/man1/nvshim.1"

@@ -149,3 +149,34 @@ Test(runner, stderr_held)
 	free(err);
 	argv_release(&a);
 }
+
+Test(runner, run_env_gives_its_environment_and_files)
+{
+	char *dir = test_tmpdir();
+	char *out = concat(dir, "/out", NULL), *err = concat(dir, "/err", NULL);
+	struct argv a = ARGV_INIT;
+	argv_pushv(&a, (const char *const[]){ "sh", "-c", "echo \"$FOO\"; echo to-err >&2; exit 3", NULL });
+	char *env[] = { "FOO=bar", "PATH=/usr/bin:/bin", NULL };
+	struct run_result res;
+	cr_assert_eq(runner_run_env("/bin/sh", &a, env, out, err, &res), 0);
+	cr_assert_eq(res.status, 3);
+	cr_assert_eq(res.signal, 0);
+	char *o = test_read(out), *e = test_read(err);
+	cr_assert_str_eq(o, "bar\n");
+	cr_assert_str_eq(e, "to-err\n");
+	free(o);
+	free(e);
+	argv_release(&a);
+	/* A signal, and /dev/null when no file is named. */
+	argv_pushv(&a, (const char *const[]){ "sh", "-c", "echo x; kill -SEGV $$", NULL });
+	cr_assert_eq(runner_run_env("/bin/sh", &a, NULL, NULL, NULL, &res), 0);
+	cr_assert_eq(res.signal, 11);
+	cr_assert_eq(res.status, 139);
+	cr_assert_eq(runner_run_env("/nonexistent/program", &a, NULL, NULL, NULL, &res), -1);
+	cr_assert_eq(res.status, 127);
+	argv_release(&a);
+	free(out);
+	free(err);
+	test_rmtree(dir);
+	free(dir);
+}
