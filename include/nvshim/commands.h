@@ -3,6 +3,7 @@
  *   nvcc ARGS... (any name but nvshim)   act as nvcc
  *   nvshim NVCC-ARGS...                  act as nvcc (also `nvshim nvcc ARGS...`)
  *   nvshim help | version | config | explain ARGS... | doctor
+ *   nvshim run [--nvshim-<setting>=<value>...] -- CMD ARGS...   CMD with libnvshim-preload.so
  *
  * nvshim's own commands are bare words, so they never collide with nvcc's options; a file
  * named like a command can be compiled with `nvshim nvcc FILE`.

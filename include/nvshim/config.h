@@ -58,6 +58,13 @@ struct config {
 	char *ensure_devices; /* sass, ptx or off */
 	char *fallback_archs; /* "80,90" */
 	char *when_no_arch;   /* keep or devices */
+	/* The preload library (libnvshim-preload.so). */
+	int nvrtc_no_arch;
+	int nvrtc_clamp_arch;
+	int nvrtc_retry_arch;
+	int nvrtc_include_dirs;
+	int link_diagnose;
+	int link_error_string;
 
 	/* Bookkeeping: not settings. */
 	char *origin[64];          /* per item, "default", "FILE:LINE", "env NVSHIM_X", "option --nvshim-x" */
