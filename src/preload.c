@@ -29,10 +29,29 @@ __attribute__((visibility("hidden"))) dlvsym_fn nvshim_real_dlvsym;
 
 /* ---- glibc's dlsym, without calling dlsym --------------------------------------------------- */
 
+/* A sanitizer runtime preloaded in front of nvshim (a sanitized build's tests) calls dlsym while
+ * it initialises itself: what runs then must not be instrumented, nor call a function the
+ * runtime intercepts (strcmp included). */
+#define PL_EARLY __attribute__((no_sanitize("address", "undefined")))
+
+PL_EARLY static int same(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+PL_EARLY static int starts(const char *s, const char *prefix)
+{
+	while (*prefix && *s == *prefix)
+		s++, prefix++;
+	return !*prefix;
+}
+
 /* The address of a function symbol `name` with a GLIBC_* version in one loaded object, the
  * default version preferred; NULL if it has none. Reads only memory: callable at any time, even
  * while a sanitizer runtime is being initialised. */
-static void *elf_find(const struct link_map *m, const char *name)
+PL_EARLY static void *elf_find(const struct link_map *m, const char *name)
 {
 	ElfW(Addr) base = m->l_addr;
 	const ElfW(Sym) *symtab = NULL;
@@ -80,8 +99,7 @@ static void *elf_find(const struct link_map *m, const char *name)
 	void *hidden = NULL;
 	for (size_t i = 1; i < nsyms; i++) {
 		const ElfW(Sym) *s = &symtab[i];
-		if (s->st_shndx == SHN_UNDEF || (s->st_info & 0xf) != STT_FUNC ||
-		    strcmp(strtab + s->st_name, name))
+		if (s->st_shndx == SHN_UNDEF || (s->st_info & 0xf) != STT_FUNC || !same(strtab + s->st_name, name))
 			continue;
 		unsigned ndx = versym[i] & 0x7fff;
 		const char *vname = NULL;
@@ -94,7 +112,7 @@ static void *elf_find(const struct link_map *m, const char *name)
 			}
 			v = vd->vd_next ? v + vd->vd_next : NULL;
 		}
-		if (!vname || strncmp(vname, "GLIBC_", 6))
+		if (!vname || !starts(vname, "GLIBC_"))
 			continue;
 		void *addr = (void *)(base + s->st_value);
 		if (!(versym[i] & 0x8000))
@@ -106,7 +124,7 @@ static void *elf_find(const struct link_map *m, const char *name)
 
 /* Finds glibc's dlsym and dlvsym (in libc.so.6 since 2.34, in libdl.so.2 before). */
 __attribute__((visibility("hidden"))) void nvshim_preload_resolve(void);
-void nvshim_preload_resolve(void)
+PL_EARLY void nvshim_preload_resolve(void)
 {
 	if (__atomic_load_n(&nvshim_real_dlsym, __ATOMIC_ACQUIRE))
 		return;
@@ -172,19 +190,22 @@ void *preload_wrapper(int fn, const struct preload_lib *L)
 }
 
 /* The wrapped hook of this name, or -1. No allocation, no lock. */
-static int hook_find(const char *name)
+PL_EARLY static int hook_find(const char *name)
 {
 	int kind;
-	if (!strncmp(name, "nvrtc", 5))
+	if (starts(name, "nvrtc"))
 		kind = PRELOAD_NVRTC;
-	else if (!strncmp(name, "nvJitLink", 9) || !strncmp(name, "__nvJitLink", 11))
+	else if (starts(name, "nvJitLink") || starts(name, "__nvJitLink"))
 		kind = PRELOAD_NVJITLINK;
 	else if (name[0] == 'c' && name[1] == 'u')
 		kind = PRELOAD_DRIVER;
 	else
 		return -1;
-	for (int i = 0; i < PL_NFUNCTIONS; i++)
-		if (hooks[i].wrapped && (int)hooks[i].kind == kind && !strcmp(hooks[i].name, name))
+	/* The table lists each kind's functions together. */
+	static const int first[PRELOAD_NKINDS] = { PL_nvrtcCreateProgram, PL_cuLinkCreate, PL_nvJitLinkCreate };
+	static const int end[PRELOAD_NKINDS] = { PL_cuLinkCreate, PL_nvJitLinkCreate, PL_NFUNCTIONS };
+	for (int i = first[kind]; i < end[kind]; i++)
+		if (hooks[i].wrapped && same(hooks[i].name, name))
 			return i;
 	return -1;
 }
@@ -195,6 +216,10 @@ static char self_path[PATH_MAX];
 static void self_init(void)
 {
 	Dl_info info;
+	/* hook_find() relies on each kind's functions being listed together. */
+	for (int i = 1; !self_base && i < PL_NFUNCTIONS; i++)
+		if (hooks[i].kind < hooks[i - 1].kind)
+			BUG("PRELOAD_HOOKS lists %s apart from the other functions of its kind", hooks[i].name);
 	if (!self_base && dladdr((void *)self_init, &info) && info.dli_fbase) {
 		if (!info.dli_fname || !realpath(info.dli_fname, self_path))
 			self_path[0] = '\0';
@@ -416,7 +441,11 @@ struct pl_answer {
 
 __attribute__((visibility("hidden"))) struct pl_answer nvshim_dlsym_decide(void *handle, const char *name,
 									    const char *version);
-struct pl_answer nvshim_dlsym_decide(void *handle, const char *name, const char *version)
+/* The names nvshim answers for go on to wrap(); every other lookup is forwarded from here, which
+ * a sanitizer runtime may reach while it initialises itself. */
+static struct pl_answer wrap(void *handle, const char *name, const char *version, int fn);
+
+PL_EARLY struct pl_answer nvshim_dlsym_decide(void *handle, const char *name, const char *version)
 {
 	struct pl_answer forward = { NULL, 1 };
 	nvshim_preload_resolve();
@@ -425,6 +454,12 @@ struct pl_answer nvshim_dlsym_decide(void *handle, const char *name, const char 
 	int fn = hook_find(name);
 	if (fn < 0)
 		return forward;
+	return wrap(handle, name, version, fn);
+}
+
+static struct pl_answer wrap(void *handle, const char *name, const char *version, int fn)
+{
+	struct pl_answer forward = { NULL, 1 };
 	void *real = NULL;
 	if (handle != RTLD_DEFAULT)
 		real = version ? nvshim_real_dlvsym(handle, name, version) : nvshim_real_dlsym(handle, name);

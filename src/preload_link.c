@@ -40,6 +40,7 @@ typedef int (*jl_log_fn)(void *, char *);
 
 #define LOG_SIZE (64 * 1024)
 #define MAX_IDS 16
+#define MAX_INPUTS 32
 #define MAX_RECOMPILES 4
 
 /* A link in progress: a CUlinkState or an nvJitLinkHandle. */
@@ -57,8 +58,8 @@ struct link {
 	int *opts;                /* ... and the arrays the driver got (the caller's + nvshim's log) */
 	void **vals;
 	unsigned target;          /* CU_JIT_TARGET or nvJitLink's -arch number, 0 when not given */
-	unsigned ids[MAX_IDS];
-	size_t nids;
+	struct fingerprint inputs[MAX_INPUTS]; /* matched against the registry when the link fails */
+	size_t ninputs;
 	struct argv files;
 	char *extra;              /* nvJitLink: what nvshim adds to its error log */
 };
@@ -125,6 +126,12 @@ static size_t match(const void *data, size_t size, unsigned *ids, size_t max)
 		return 0;
 	registry_fingerprint(&fp, data, size);
 	return registry_match(&fp, ids, max);
+}
+
+/* The programs an input came from, for a call that failed right away. */
+static size_t match_fp(const struct fingerprint *fp, unsigned *ids, size_t max)
+{
+	return fp ? registry_match(fp, ids, max) : 0;
 }
 
 /* The programs a file's contents came from (read only when a link has failed). */
@@ -412,6 +419,8 @@ struct link_view {
 	char *caller_log;
 	size_t caller_log_size;
 	unsigned target;
+	struct fingerprint inputs[MAX_INPUTS];
+	size_t ninputs;
 	unsigned ids[MAX_IDS];
 	size_t nids;
 	struct argv files;
@@ -432,11 +441,16 @@ static int link_view(const void *handle, int jit, struct link_view *v)
 			v->caller_log_size = k->caller_log_size;
 		}
 		v->target = k->target;
-		memcpy(v->ids, k->ids, sizeof(v->ids));
-		v->nids = k->nids;
+		memcpy(v->inputs, k->inputs, sizeof(v->inputs));
+		v->ninputs = k->ninputs;
 		argv_copy(&v->files, &k->files);
 	}
 	pthread_mutex_unlock(&links_lock);
+	for (size_t i = 0; k && i < v->ninputs; i++) {
+		unsigned more[MAX_IDS];
+		size_t m = registry_match(&v->inputs[i], more, MAX_IDS);
+		ids_add(v->ids, &v->nids, more, m);
+	}
 	for (size_t i = 0; k && i < v->files.n; i++) {
 		unsigned more[MAX_IDS];
 		size_t m = file_match(v->files.v[i], more, MAX_IDS);
@@ -451,12 +465,14 @@ static void link_view_release(struct link_view *v)
 	argv_release(&v->files);
 }
 
-static void link_note_input(const void *handle, int jit, const unsigned *ids, size_t n, const char *file)
+/* An input went into a link: its fingerprint (data), or its file. */
+static void link_note_input(const void *handle, int jit, const struct fingerprint *fp, const char *file)
 {
 	pthread_mutex_lock(&links_lock);
 	struct link *k = link_find(handle, jit);
 	if (k) {
-		ids_add(k->ids, &k->nids, ids, n);
+		if (fp && k->ninputs < MAX_INPUTS)
+			k->inputs[k->ninputs++] = *fp;
 		if (file)
 			argv_push(&k->files, file);
 		if (!jit)
@@ -485,11 +501,17 @@ int preload_cuLinkAddData(struct preload_lib *L, int fn, void *state, int type, 
 	int r = PL_REAL(L, fn, link_add_data_fn)(state, type, data, size, name, n, options, values);
 	if (!diagnosing(L))
 		return r;
-	unsigned ids[MAX_IDS];
-	size_t m = match(data, size, ids, MAX_IDS);
-	link_note_input(state, 0, ids, m, NULL);
-	if (r != PL_CUDA_SUCCESS)
+	struct fingerprint fp, *have = NULL;
+	if (data && size) {
+		registry_fingerprint(&fp, data, size);
+		have = &fp;
+	}
+	link_note_input(state, 0, have, NULL);
+	if (r != PL_CUDA_SUCCESS) {
+		unsigned ids[MAX_IDS];
+		size_t m = match_fp(have, ids, MAX_IDS);
 		link_failed(L, "cuLinkAddData", r, state, 0, ids, m, NULL, NULL);
+	}
 	return r;
 }
 
@@ -500,7 +522,7 @@ int preload_cuLinkAddFile(struct preload_lib *L, int fn, void *state, int type, 
 	int r = PL_REAL(L, fn, link_add_file_fn)(state, type, path, n, options, values);
 	if (!diagnosing(L))
 		return r;
-	link_note_input(state, 0, NULL, 0, path);
+	link_note_input(state, 0, NULL, path);
 	if (r != PL_CUDA_SUCCESS) {
 		unsigned ids[MAX_IDS];
 		size_t m = path ? file_match(path, ids, MAX_IDS) : 0;
@@ -516,7 +538,7 @@ int preload_cuLinkComplete(struct preload_lib *L, int fn, void *state, void **cu
 	if (r != PL_CUDA_SUCCESS && diagnosing(L))
 		link_failed(L, "cuLinkComplete", r, state, 0, NULL, 0, NULL, NULL);
 	else if (diagnosing(L))
-		link_note_input(state, 0, NULL, 0, NULL);
+		link_note_input(state, 0, NULL, NULL);
 	return r;
 }
 
@@ -633,8 +655,13 @@ static int v2_since(const char *name)
 static void wrap_proc(struct preload_lib *L, const char *symbol, void **pfn, int version)
 {
 	int base = -1, v2 = -1, same = -1;
+	/* cudart asks for hundreds of functions at start: most are none of nvshim's. */
+	if (strncmp(symbol, "cuLink", 6) && strncmp(symbol, "cuModuleLoadData", 16) &&
+	    strncmp(symbol, "cuLibraryLoadData", 17) && strncmp(symbol, "cuGetProcAddress", 16) &&
+	    strcmp(symbol, "cuGetErrorString"))
+		return;
 	size_t len = strlen(symbol);
-	for (int fn = 0; fn < PL_NFUNCTIONS && same < 0; fn++) {
+	for (int fn = PL_cuLinkCreate; fn <= PL_cuGetErrorString && same < 0; fn++) {
 		const char *name = preload_fn_name(fn);
 		if (!preload_wrapper(fn, L) || strncmp(name, symbol, len))
 			continue;
@@ -762,11 +789,17 @@ int preload_nvJitLinkAddData(struct preload_lib *L, int fn, void *h, int type, c
 	int r = PL_REAL(L, fn, jl_add_data_fn)(h, type, data, size, name);
 	if (!diagnosing(L))
 		return r;
-	unsigned ids[MAX_IDS];
-	size_t m = match(data, size, ids, MAX_IDS);
-	link_note_input(h, 1, ids, m, NULL);
-	if (r != PL_NVJITLINK_SUCCESS)
+	struct fingerprint fp, *have = NULL;
+	if (data && size) {
+		registry_fingerprint(&fp, data, size);
+		have = &fp;
+	}
+	link_note_input(h, 1, have, NULL);
+	if (r != PL_NVJITLINK_SUCCESS) {
+		unsigned ids[MAX_IDS];
+		size_t m = match_fp(have, ids, MAX_IDS);
 		jit_failed(L, "nvJitLinkAddData", r, h, ids, m);
+	}
 	return r;
 }
 
@@ -775,7 +808,7 @@ int preload_nvJitLinkAddFile(struct preload_lib *L, int fn, void *h, int type, c
 	int r = PL_REAL(L, fn, jl_add_file_fn)(h, type, file);
 	if (!diagnosing(L))
 		return r;
-	link_note_input(h, 1, NULL, 0, file);
+	link_note_input(h, 1, NULL, file);
 	if (r != PL_NVJITLINK_SUCCESS) {
 		unsigned ids[MAX_IDS];
 		size_t m = file ? file_match(file, ids, MAX_IDS) : 0;
