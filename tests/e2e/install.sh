@@ -12,6 +12,7 @@ check "libexec/nvshim/bin/nvcc is a relative symlink to it" test "$(readlink "$P
 check "etc/nvshim.ini" test -s "$P/etc/nvshim.ini"
 check "docs" test -s "$P/share/doc/nvshim/README.md" -a -s "$P/share/doc/nvshim/configuration.md"
 check "shell wrapper" test -x "$P/share/nvshim/nvshim-env.sh"
+check "preload library and its shell wrapper" test -f "$P/libexec/nvshim/libnvshim-preload.so" -a -x "$P/share/nvshim/nvshim-run.sh"
 out=$("$P/libexec/nvshim/bin/nvcc" --version)
 check "the installed nvcc acts as nvcc" grep -q 'Cuda compiler driver' <<<"$out"
 out=$("$P/bin/nvshim" config)
@@ -24,4 +25,10 @@ check "a moved prefix still reads its defaults" grep -q "$WORK/moved/etc/nvshim.
 out=$(. "$WORK/moved/share/nvshim/nvshim-env.sh" && command -v nvcc && echo "$CUDACXX")
 check "nvshim-env.sh puts nvshim first on PATH" test "$out" = "$WORK/moved/libexec/nvshim/bin/nvcc
 $WORK/moved/libexec/nvshim/bin/nvcc"
+out=$("$WORK/moved/bin/nvshim" run -- sh -c 'echo "$LD_PRELOAD"')
+check "a moved prefix: nvshim run preloads the moved library" grep -q "$WORK/moved/libexec/nvshim/libnvshim-preload.so$" <<<"$out"
+out=$("$WORK/moved/share/nvshim/nvshim-run.sh" sh -c 'echo "$LD_PRELOAD"')
+check "nvshim-run.sh CMD: the same" grep -q "$WORK/moved/libexec/nvshim/libnvshim-preload.so$" <<<"$out"
+out=$(LD_PRELOAD= bash -c ". '$WORK/moved/share/nvshim/nvshim-run.sh' && echo \"\$LD_PRELOAD\"")
+check ". nvshim-run.sh: the library in LD_PRELOAD for the shell" test "$out" = "$WORK/moved/libexec/nvshim/libnvshim-preload.so"
 finish

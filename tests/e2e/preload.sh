@@ -6,6 +6,7 @@
 # failure is NVRTC's or nvJitLink's own, and the fix or the explanation is nvshim's.
 #   bash tests/e2e/preload.sh NVSHIM [NVCC]
 NVSHIM=$1 NVCC=${2:-/usr/local/cuda/bin/nvcc}
+PY=${PRELOAD_TEST_PYTHON:-python3}
 B=${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}
 S=${NVSHIM_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/preload
 . "$(dirname "$0")/lib.sh"
@@ -210,6 +211,19 @@ check "a program that uses no CUDA runs as it would" test "$out" = HELLO
 out=$(NVSHIM_VERBOSITY=loud NVSHIM_DEVICES=90 LD_PRELOAD="$PRE" "$T/rtc_compile" "$S/wmma_bf16.cu" -I"$INC" 2>"$WORK/err")
 check "a bad setting: one warning, and the rules still work" contains "$out" "^result 0"
 check "a bad setting: said once" test "$(grep -c "NVSHIM_VERBOSITY" "$WORK/err")" = 1
+
+# --- CuPy's own loader, when CuPy is installed (python3, or PRELOAD_TEST_PYTHON): its RawModule
+# path without a GPU, for the header rule.
+if "$PY" -c 'import cupy' >/dev/null 2>&1; then
+	out=$("$PY" "$S/cupy_compile.py" "$S/wmma_bf16.cu" 90 2>&1 | tail -1)
+	echo "# CuPy alone: $out"
+	check "CuPy RawModule, bf16 wmma: NVRTC alone does not find mma.h" grep -q '^error: .*mma.h' <<<"$out"
+	out=$(run "$PY" "$S/cupy_compile.py" "$S/wmma_bf16.cu" 90 2>"$WORK/err" | tail -1)
+	check "CuPy RawModule, bf16 wmma: compiles under nvshim" test "$out" = ok
+	check "CuPy RawModule: nvshim says why" grep -q '"mma.h" was not found: compiled again with .*\[nvrtc.include_dirs\]' "$WORK/err"
+else
+	skip "CuPy RawModule" "cupy is not importable with $PY"
+fi
 
 # --- Threads: 1,000 compiles from 8 threads, half of them fixed by a rule.
 out=$(NVSHIM_DEVICES=90 run "$T/rtc_threads" 8 1000 2>"$WORK/err")

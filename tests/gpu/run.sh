@@ -4,7 +4,7 @@
 # NVSHIM is the nvshim executable; nvshim-devices must be in its libexec/nvshim (build tree or
 # install). Checks: detection through NVML with a cold and a warm cache (timed),
 # CUDA_VISIBLE_DEVICES, -arch=native, and a program built from a list without the GPU's target
-# that fails with plain nvcc and runs after nvshim's ensure_devices rule.
+# that fails with plain nvcc and runs after nvshim's ensure_devices rule; then tests/gpu/preload.sh.
 NVSHIM=$1
 NVCC=${2:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -59,4 +59,8 @@ cat "$WORK/plain.out" | sed 's/^/# plain: /'
 "$NVSHIM" "$SRC" -o fixed "${LIST[@]}" 2>"$WORK/err"
 check "ensure_devices: explained" grep -q "added sm_$cc" "$WORK/err"
 check "ensure_devices: the program runs on the GPU" sh -c "./fixed | grep -q ' 0 of '"
+
+# The preload library's checks (C, CuPy, PyTorch, numba-cuda): their own script, shown here.
+bash "${SRC%/examples/saxpy.cu}/tests/gpu/preload.sh" "$NVSHIM" "$NVCC" 2>&1 | sed 's/^/# preload: /'
+check "preload suite (tests/gpu/preload.sh)" test "${PIPESTATUS[0]}" -eq 0
 finish
