@@ -247,9 +247,25 @@ static struct preload_lib *lib_for(void *real, enum preload_kind kind)
 		if (__atomic_load_n(&L->used, __ATOMIC_ACQUIRE) && L->base == info.dli_fbase)
 			return L->kind == kind ? L : NULL;
 	}
+	/* Everything that can take the loader's lock (dlopen, dlsym) runs before slots_lock is
+	 * taken: a library constructor that looks a function up while another thread sets up a
+	 * slot must not deadlock. */
+	void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return NULL;
+	void *real_fns[PL_NFUNCTIONS] = { NULL };
+	for (int f = 0; f < PL_NFUNCTIONS; f++)
+		if (hooks[f].kind == kind)
+			real_fns[f] = nvshim_real_dlsym(h, hooks[f].name);
+	/* An interposer of a few functions (a profiler, a test) gets the rest from the library that
+	 * comes after nvshim. */
+	for (int f = 0; f < PL_NFUNCTIONS; f++)
+		if (hooks[f].kind == kind && !real_fns[f])
+			real_fns[f] = nvshim_real_dlsym(RTLD_NEXT, hooks[f].name);
+
 	pthread_mutex_lock(&slots_lock);
 	struct preload_lib *found = NULL;
-	int i;
+	int i, fresh = 0;
 	for (i = 0; i < PRELOAD_SLOTS; i++)
 		if (preload_libs[i].used && preload_libs[i].base == info.dli_fbase)
 			break;
@@ -258,29 +274,25 @@ static struct preload_lib *lib_for(void *real, enum preload_kind kind)
 	} else {
 		for (i = 0; i < PRELOAD_SLOTS && preload_libs[i].used; i++)
 			;
-		void *h = i < PRELOAD_SLOTS ? dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD) : NULL;
-		if (h) {
+		if (i < PRELOAD_SLOTS) {
 			struct preload_lib *L = &preload_libs[i];
 			L->kind = kind;
 			L->handle = h;
 			L->base = info.dli_fbase;
 			snprintf(L->path, sizeof(L->path), "%s", info.dli_fname);
 			pthread_mutex_init(&L->facts_lock, NULL);
-			for (int f = 0; f < PL_NFUNCTIONS; f++)
-				if (hooks[f].kind == kind)
-					L->real[f] = nvshim_real_dlsym(h, hooks[f].name);
-			/* An interposer of a few functions (a profiler, a test) gets the rest from
-			 * the library that comes after nvshim. */
-			for (int f = 0; f < PL_NFUNCTIONS; f++)
-				if (hooks[f].kind == kind && !L->real[f])
-					L->real[f] = nvshim_real_dlsym(RTLD_NEXT, hooks[f].name);
+			memcpy(L->real, real_fns, sizeof(real_fns));
 			L->active = 1;
 			__atomic_store_n(&L->used, 1, __ATOMIC_RELEASE);
 			found = L;
+			fresh = 1;
 		}
 	}
 	pthread_mutex_unlock(&slots_lock);
-	if (found && i < PRELOAD_SLOTS && !found->facts_ready && found == &preload_libs[i]) {
+	if (!fresh) {
+		/* Another thread set the slot up first, or there is none left. */
+		dlclose(h);
+	} else {
 		preload_config();
 		diag_debug("%s is library slot %d", found->path, i);
 	}
