@@ -308,8 +308,12 @@ static void explain(const struct failure *f)
 	if (!rtc_log_vague(log)) {
 		if (!f->log_asked) {
 			char *shown = with_newline(log);
-			error("%s; the JIT linker's error log, which the program did not ask for: [link.diagnose]",
-			      what);
+			if (f->jit)
+				error("%s; nvJitLink's error log says: [link.diagnose]", what);
+			else
+				error("%s; the JIT linker's error log, which the program did not ask for: "
+				      "[link.diagnose]",
+				      what);
 			preload_raw(shown);
 			free(shown);
 		}

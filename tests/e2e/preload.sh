@@ -125,6 +125,23 @@ if [ -e "$CUDA/lib64/libnvrtc.alt.so.13" ]; then
 else
 	skip "two NVRTC libraries" "no libnvrtc.alt.so.13 in $CUDA/lib64"
 fi
+# Two NVRTC versions, when a CUDA 12 NVRTC is at hand (PRELOAD_TEST_NVRTC12, or the
+# nvidia-cuda-nvrtc-cu12 wheel in $PY's site-packages): each library's own supported targets.
+NVRTC12=${PRELOAD_TEST_NVRTC12:-$("$PY" -c 'import glob, site
+for d in site.getsitepackages() + [site.getusersitepackages()]:
+    for p in glob.glob(d + "/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"):
+        print(p); raise SystemExit' 2>/dev/null)}
+if [ -n "$NVRTC12" ] && [ -e "$NVRTC12" ]; then
+	max12=$("$T/rtc_compile" --lib="$NVRTC12" --archs | sed -n 's/^archs .* \([0-9]*\)$/\1/p')
+	v12=$("$T/rtc_compile" --lib="$NVRTC12" --archs | sed -n 's/^version //p')
+	out=$(run "$T/rtc_compile" --lib=libnvrtc.so.13 --lib="$NVRTC12" "$S/tiny.cu" -arch=compute_100 2>/dev/null)
+	echo "# NVRTC $version and NVRTC $v12 (newest compute_$max12) in one process"
+	check "NVRTC $version and $v12 in one process: each compiles" test "$(grep -c '^result 0' <<<"$out")" = 2
+	check "NVRTC $version and $v12 in one process: compute_100 kept for $version, clamped for $v12" contains "$out" \
+		"^target sm_100$" "^target sm_$max12$" "newer than the targets NVRTC $v12 supports .*compiling for compute_$max12 \[nvrtc.clamp_arch\]"
+else
+	skip "NVRTC 12 and 13 in one process" "no libnvrtc.so.12 (pip install nvidia-cuda-nvrtc-cu12, or PRELOAD_TEST_NVRTC12)"
+fi
 
 # --- nvJitLink: relocatable code with 0xc080 bytes of shared memory fails at the link, and a
 # program that never reads nvJitLink's error log shows nothing.
@@ -140,7 +157,7 @@ for v in "direct cubin" "direct ptx" "dlsym cubin"; do
 	out2=$(run "$prog" "${flags[@]}" "$S/shared_too_much.cu" 2>"$WORK/err")
 	check "nvJitLink ($1, -rdc $2): the same result" test "$out" = "$out2"
 	check "nvJitLink ($1, -rdc $2): stderr has ptxas's message" contains "$(cat "$WORK/err")" \
-		"nvJitLinkComplete failed with NVJITLINK_ERROR_[A-Z_]* ([0-9]*); the JIT linker's error log" \
+		"nvJitLinkComplete failed with NVJITLINK_ERROR_[A-Z_]* ([0-9]*); nvJitLink's error log says: \[link.diagnose\]" \
 		"Entry function 'mm' uses too much shared data (0xc080 bytes, 0xc000 max)"
 done
 out=$("$T/jit_link_direct" --errlog "$S/shared_too_much.cu" 2>/dev/null)
