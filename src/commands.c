@@ -276,13 +276,30 @@ static int cmd_run(int n, char **args)
 		free(name);
 		free(value);
 	}
+	/* The program's own preloads keep their place in front; another nvshim's library goes. */
 	const char *old = getenv("LD_PRELOAD");
-	char *value = NULL;
-	if (old && *old && preload_has(old, lib)) {
-		value = xstrdup(old);
-	} else {
-		/* The program's own preloads keep their place in front. */
-		value = old && *old ? concat(old, ":", lib, NULL) : xstrdup(lib);
+	char *value = xstrdup("");
+	int have = 0;
+	for (const char *p = old; p && *p;) {
+		size_t len = strcspn(p, " :");
+		char *entry = xstrndup(p, len);
+		int mine = preload_has(entry, lib);
+		if (len && (mine || strcmp(lbasename(entry), "libnvshim-preload.so"))) {
+			char *more = concat(value, *value ? ":" : "", entry, NULL);
+			free(value);
+			value = more;
+			have |= mine;
+		} else if (len) {
+			diag_note(VERBOSITY_VERBOSE, "nvshim run: %s replaced by %s in LD_PRELOAD", entry, lib);
+		}
+		free(entry);
+		p += len;
+		p += strspn(p, " :");
+	}
+	if (!have) {
+		char *more = concat(value, *value ? ":" : "", lib, NULL);
+		free(value);
+		value = more;
 	}
 #ifdef NVSHIM_PRELOAD_RUNTIME
 	/* A sanitized build's library needs the sanitizer's runtime loaded before everything. */

@@ -134,7 +134,9 @@ for d in site.getsitepackages() + [site.getusersitepackages()]:
 if [ -n "$NVRTC12" ] && [ -e "$NVRTC12" ]; then
 	max12=$("$T/rtc_compile" --lib="$NVRTC12" --archs | sed -n 's/^archs .* \([0-9]*\)$/\1/p')
 	v12=$("$T/rtc_compile" --lib="$NVRTC12" --archs | sed -n 's/^version //p')
-	out=$(run "$T/rtc_compile" --lib=libnvrtc.so.13 --lib="$NVRTC12" "$S/tiny.cu" -arch=compute_100 2>/dev/null)
+	# (Its builtins are found beside it through LD_LIBRARY_PATH: a sanitizer's dlopen
+	# interceptor hides NVRTC's own $ORIGIN from the loader.)
+	out=$(LD_LIBRARY_PATH="$(dirname "$NVRTC12"):$LD_LIBRARY_PATH" run "$T/rtc_compile" --lib=libnvrtc.so.13 --lib="$NVRTC12" "$S/tiny.cu" -arch=compute_100 2>/dev/null)
 	echo "# NVRTC $version and NVRTC $v12 (newest compute_$max12) in one process"
 	check "NVRTC $version and $v12 in one process: each compiles" test "$(grep -c '^result 0' <<<"$out")" = 2
 	check "NVRTC $version and $v12 in one process: compute_100 kept for $version, clamped for $v12" contains "$out" \
@@ -215,6 +217,9 @@ check "nvshim run: settings passed on" contains "$out" "^NVSHIM_VERBOSITY=quiet$
 out=$(run sh -c 'echo "$LD_PRELOAD"' 2>&1)
 out2=$(LD_PRELOAD=$out "$NVSHIM" run -- sh -c 'echo "$LD_PRELOAD"' 2>&1)
 check "nvshim run inside nvshim run: the library once" test "$out" = "$out2"
+mkdir -p other && cp "$LIB" other/
+out=$(LD_PRELOAD="$WORK/other/libnvshim-preload.so:$T/libnext_lib.so" "$NVSHIM" run -- sh -c 'echo "$LD_PRELOAD"' 2>&1)
+check "nvshim run: another nvshim's library is replaced by this one's" contains "$out" "$T/libnext_lib.so:$LIB$"
 "$NVSHIM" run -- false
 check "nvshim run: the command's exit status" test $? -eq 1
 "$NVSHIM" run -- ./no-such-command 2>"$WORK/err"
