@@ -494,6 +494,11 @@ static struct pl_answer wrap(void *handle, const char *name, const char *version
 }
 
 #if defined(__x86_64__)
+#if defined(__CET__) && (__CET__ & 1)
+#define PL_ENDBR "	endbr64\n" /* built with -fcf-protection: mark the entries */
+#else
+#define PL_ENDBR ""
+#endif
 /* dlsym and dlvsym in assembly, so that a forwarded lookup is a tail jump into glibc with the
  * caller's return address still on the stack: glibc resolves RTLD_NEXT and RTLD_DEFAULT relative
  * to the object that called. RTLD_NEXT ((void *)-1) is forwarded without looking at the name. */
@@ -502,6 +507,7 @@ __asm__(".text\n"
 	".type dlsym, @function\n"
 	"dlsym:\n"
 	"	.cfi_startproc\n"
+	PL_ENDBR
 	"	cmpq $-1, %rdi\n"
 	"	je 1f\n"
 	"	pushq %rdi\n"
@@ -552,6 +558,7 @@ __asm__(".text\n"
 	".type dlvsym, @function\n"
 	"dlvsym:\n"
 	"	.cfi_startproc\n"
+	PL_ENDBR
 	"	cmpq $-1, %rdi\n"
 	"	je 1f\n"
 	"	pushq %rdi\n"
