@@ -1,6 +1,8 @@
 #include "nvshim/commands.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +94,25 @@ static char *devices_helper(const struct self *self)
 		char *p = concat(self->exe_dir, rel[i], NULL);
 		if (!access(p, X_OK))
 			return p;
+		free(p);
+	}
+	return NULL;
+}
+
+/* libnvshim-preload.so: beside nvshim-devices (build tree or install). */
+static char *preload_library(const struct self *self)
+{
+	if (!self->exe_dir)
+		return NULL;
+	static const char *const rel[] = { "/libexec/nvshim/libnvshim-preload.so",
+					   "/../libexec/nvshim/libnvshim-preload.so" };
+	for (size_t i = 0; i < 2; i++) {
+		char *p = concat(self->exe_dir, rel[i], NULL);
+		char real[PATH_MAX];
+		if (!access(p, R_OK) && realpath(p, real)) {
+			free(p);
+			return xstrdup(real);
+		}
 		free(p);
 	}
 	return NULL;
@@ -488,6 +509,118 @@ static void write_man(FILE *out)
 	      ".SH SEE ALSO\n"
 	      "\\fBnvcc\\fR(1), \\fBccache\\fR(1), \\fBsccache\\fR(1)\n",
 	      out);
+}
+
+/* Does an LD_PRELOAD value (entries separated by spaces or colons) name this file? */
+static int preload_has(const char *value, const char *lib)
+{
+	char real[PATH_MAX];
+	for (const char *p = value; p && *p;) {
+		size_t len = strcspn(p, " :");
+		if (len) {
+			char *entry = xstrndup(p, len);
+			int same = !strcmp(entry, lib) || (realpath(entry, real) && !strcmp(real, lib));
+			free(entry);
+			if (same)
+				return 1;
+		}
+		p += len;
+		p += strspn(p, " :");
+	}
+	return 0;
+}
+
+static int cmd_run(int n, char **args)
+{
+	struct session s;
+	int dash = -1;
+	for (int i = 0; i < n && dash < 0; i++)
+		if (!strcmp(args[i], "--"))
+			dash = i;
+	/* nvshim's own options come before "--"; without "--" everything is the command. */
+	int nopts = dash < 0 ? 0 : dash;
+	char **cmd = dash < 0 ? args : args + dash + 1;
+	int ncmd = dash < 0 ? n : n - dash - 1;
+	session_init(&s, nopts, args);
+	int rc = 1;
+	char *lib = NULL;
+	if (diag_strict_errors())
+		goto out;
+	if (s.args.n) {
+		error("nvshim run: '%s' is not an nvshim option (usage: nvshim run [--nvshim-<setting>=<value>...] -- "
+		      "CMD [ARGS...])",
+		      s.args.v[0]);
+		goto out;
+	}
+	if (ncmd < 1) {
+		error("nvshim run: no command (usage: nvshim run [--nvshim-<setting>=<value>...] -- CMD [ARGS...])");
+		goto out;
+	}
+	lib = preload_library(&s.self);
+	if (!lib) {
+		error("nvshim run: libnvshim-preload.so is not installed beside %s (libexec/nvshim)",
+		      s.self.exe ? s.self.exe : "nvshim");
+		goto out;
+	}
+	/* The settings as nvshim sees them here go to the library through the environment. */
+	for (size_t i = 0; i < config_nitems; i++) {
+		if (s.cfg.layer[i] == LAYER_DEFAULT || s.cfg.layer[i] == LAYER_ENV)
+			continue;
+		char *name = concat("NVSHIM_", config_items[i].name, NULL);
+		for (char *p = name; *p; p++)
+			*p = (char)toupper((unsigned char)*p);
+		char *value = config_format(&s.cfg, &config_items[i]);
+		setenv(name, value, 1);
+		diag_debug("nvshim run: %s=%s (from %s)", name, value, s.cfg.origin[i]);
+		free(name);
+		free(value);
+	}
+	/* The program's own preloads keep their place in front; another nvshim's library goes. */
+	const char *old = getenv("LD_PRELOAD");
+	char *value = xstrdup("");
+	int have = 0;
+	for (const char *p = old; p && *p;) {
+		size_t len = strcspn(p, " :");
+		char *entry = xstrndup(p, len);
+		int mine = preload_has(entry, lib);
+		if (len && (mine || strcmp(lbasename(entry), "libnvshim-preload.so"))) {
+			char *more = concat(value, *value ? ":" : "", entry, NULL);
+			free(value);
+			value = more;
+			have |= mine;
+		} else if (len) {
+			diag_note(VERBOSITY_VERBOSE, "nvshim run: %s replaced by %s in LD_PRELOAD", entry, lib);
+		}
+		free(entry);
+		p += len;
+		p += strspn(p, " :");
+	}
+	if (!have) {
+		char *more = concat(value, *value ? ":" : "", lib, NULL);
+		free(value);
+		value = more;
+	}
+#ifdef NVSHIM_PRELOAD_RUNTIME
+	/* A sanitized build's library needs the sanitizer's runtime loaded before everything. */
+	if (!preload_has(value, NVSHIM_PRELOAD_RUNTIME)) {
+		char *more = concat(NVSHIM_PRELOAD_RUNTIME, ":", value, NULL);
+		free(value);
+		value = more;
+	}
+#endif
+	setenv("LD_PRELOAD", value, 1);
+	diag_note(VERBOSITY_VERBOSE, "nvshim run: LD_PRELOAD=%s", value);
+	free(value);
+	struct argv command = ARGV_INIT;
+	argv_pushn(&command, cmd, (size_t)ncmd);
+	fflush(NULL);
+	runner_execvp(&command);
+	argv_release(&command);
+	rc = 127;
+out:
+	free(lib);
+	session_release(&s);
+	return rc;
 }
 
 static int cmd_help(int n, char **args)
@@ -914,6 +1047,34 @@ static void doctor_path(const struct self *self, const char *chosen)
 		printf("  none\n");
 }
 
+/* Whether libnvshim-preload.so is in effect in this environment (LD_PRELOAD). */
+static void doctor_preload(const struct self *self)
+{
+	char *lib = preload_library(self);
+	const char *env = getenv("LD_PRELOAD");
+	int found = 0;
+	for (const char *p = env; p && *p;) {
+		size_t len = strcspn(p, " :");
+		char *entry = xstrndup(p, len);
+		if (!strcmp(lbasename(entry), "libnvshim-preload.so")) {
+			char real[PATH_MAX];
+			found = 1;
+			if (access(entry, R_OK))
+				doctor_problem("LD_PRELOAD names %s, which cannot be read", entry);
+			else
+				printf("preload   : in effect (LD_PRELOAD has %s%s)\n", entry,
+				       lib && realpath(entry, real) && strcmp(real, lib) ? ", not this nvshim's" : "");
+		}
+		free(entry);
+		p += len;
+		p += strspn(p, " :");
+	}
+	if (!found)
+		printf("preload   : not in effect (`nvshim run -- CMD` runs CMD with %s)\n",
+		       lib ? lib : "libnvshim-preload.so, which is not installed beside this nvshim");
+	free(lib);
+}
+
 static int cmd_doctor(int n, char **args)
 {
 	struct session s;
@@ -990,6 +1151,7 @@ static int cmd_doctor(int n, char **args)
 		if (getenv(*v))
 			printf("note: %s='%s' applies to every nvcc run\n", *v, getenv(*v));
 	doctor_cache_dir(s.cfg.cache_dir);
+	doctor_preload(&s.self);
 	if (locate_depth(env_get))
 		doctor_problem("%s is set: this shell runs inside an nvshim-started nvcc", LOCATE_DEPTH_VAR);
 	printf("%s\n", problems ? "problems found" : "no problems found");
@@ -1098,7 +1260,7 @@ static const struct {
 } commands[] = {
 	{ "config", cmd_config }, { "doctor", cmd_doctor },   { "env", cmd_env },
 	{ "explain", cmd_explain }, { "fingerprint", cmd_fingerprint }, { "help", cmd_help },
-	{ "nvcc", commands_nvcc }, { "version", cmd_version },
+	{ "nvcc", commands_nvcc }, { "run", cmd_run }, { "version", cmd_version },
 };
 
 int commands_main(int argc, char **argv)

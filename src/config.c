@@ -105,6 +105,31 @@ const struct config_item config_items[] = {
 	ITEM(silence_gates, CONF_STRING, 0, NULL,
 	     "Toolkit gates not to check, by name (cutlass_old_toolkit,host_compiler_too_new), or "
 	     "all."),
+	ITEM(nvrtc_no_arch, CONF_BOOL, 0, NULL,
+	     "Preload library: an NVRTC compile without -arch is compiled for the GPU (NVSHIM_DEVICES, the "
+	     "driver, detection, else fallback_archs) instead of NVRTC's oldest target (rule "
+	     "nvrtc.no_arch)."),
+	ITEM(nvrtc_clamp_arch, CONF_BOOL, 0, NULL,
+	     "Preload library: an NVRTC -arch that the NVRTC in use does not support (newer than its "
+	     "newest, older than its oldest) is replaced by the nearest one it supports (rule "
+	     "nvrtc.clamp_arch)."),
+	ITEM(nvrtc_retry_arch, CONF_BOOL, 0, NULL,
+	     "Preload library: an NVRTC compile that fails because its target is too old for the code "
+	     "(a bf16 wmma fragment, 'requires .target sm_NN', an arch-specific instruction) while the "
+	     "GPU is newer is compiled once more for the GPU (rule nvrtc.retry_arch)."),
+	ITEM(nvrtc_include_dirs, CONF_BOOL, 0, NULL,
+	     "Preload library: an NVRTC compile that fails on a header the toolkit of that NVRTC has "
+	     "(include, include/cccl) is compiled once more with those directories (rule "
+	     "nvrtc.include_dirs)."),
+	ITEM(link_diagnose, CONF_BOOL, 0, NULL,
+	     "Preload library: capture the JIT linker's error log (cuLink*, cuModuleLoadData*, "
+	     "cuLibraryLoadData, nvJitLink) even when the program asks for none, and when it says "
+	     "nothing useful, compile the NVRTC programs that went into the link for the GPU without "
+	     "-rdc and show what ptxas says (rule link.diagnose)."),
+	ITEM(link_error_string, CONF_BOOL, 0, NULL,
+	     "Preload library: right after a link or load that nvshim explained, cuGetErrorString for "
+	     "that error on that thread adds the explanation, so that programs that raise the "
+	     "driver's message (CuPy, cuda-python) show it (rule link.error_string)."),
 };
 const size_t config_nitems = sizeof(config_items) / sizeof(config_items[0]);
 _Static_assert(sizeof(config_items) / sizeof(config_items[0]) <= sizeof(((struct config *)0)->origin) /
@@ -162,6 +187,12 @@ void config_init(struct config *c, config_getenv_fn env)
 	c->crash_bundle_max_size = 64 * 1024 * 1024;
 	c->crash_keep = 10;
 	c->explain_resources = 1;
+	c->nvrtc_no_arch = 1;
+	c->nvrtc_clamp_arch = 1;
+	c->nvrtc_retry_arch = 1;
+	c->nvrtc_include_dirs = 1;
+	c->link_diagnose = 1;
+	c->link_error_string = 1;
 	for (size_t i = 0; i < config_nitems; i++) {
 		const struct config_item *item = &config_items[i];
 		if (item->type == CONF_CHOICE)

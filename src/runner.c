@@ -163,6 +163,14 @@ int runner_exec(const char *path, const struct argv *args)
 	return error("cannot run '%s': %s", path, strerror(errno));
 }
 
+int runner_execvp(const struct argv *args)
+{
+	if (!args->n)
+		return error("no command to run");
+	execvp(args->v[0], args->v);
+	return error("cannot run '%s': %s", args->v[0], strerror(errno));
+}
+
 int runner_capture(const char *path, const struct argv *args, char **out)
 {
 	int err = 0, wstatus = 0;

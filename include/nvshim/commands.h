@@ -6,6 +6,7 @@
  *   nvcc --nvshim-fingerprint            `nvshim fingerprint` under any name (for ccache)
  *   cc, c++, gcc, g++, clang, clang++ ARGS...  (by name, or `nvshim cc ARGS...`)
  *                                        act as the host compiler (CC/CXX mode)
+ *   nvshim run [--nvshim-<setting>=<value>...] -- CMD ARGS...   CMD with libnvshim-preload.so
  *
  * nvshim's own commands are bare words, so they never collide with nvcc's options; a file
  * named like a command can be compiled with `nvshim nvcc FILE`.

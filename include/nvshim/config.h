@@ -75,6 +75,13 @@ struct config {
 	int explain_resources;
 	char *gates_file;           /* "": <prefix>/etc/nvshim/gates.ini, else the built-in table */
 	char *silence_gates;        /* "name,name" or "all" */
+	/* The preload library (libnvshim-preload.so). */
+	int nvrtc_no_arch;
+	int nvrtc_clamp_arch;
+	int nvrtc_retry_arch;
+	int nvrtc_include_dirs;
+	int link_diagnose;
+	int link_error_string;
 
 	/* Bookkeeping: not settings. */
 	char *origin[64];          /* per item, "default", "FILE:LINE", "env NVSHIM_X", "option --nvshim-x" */

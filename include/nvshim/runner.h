@@ -46,6 +46,10 @@ int runner_run_env(const char *path, const struct argv *args, char *const *env, 
  * signal, as if it had run the program itself. Returns -1 after an error if exec failed. */
 int runner_exec(const char *path, const struct argv *args);
 
+/* Replaces nvshim with args->v[0], found on PATH as a shell would (`nvshim run -- CMD`).
+ * Returns -1 after an error if it could not be run. */
+int runner_execvp(const struct argv *args);
+
 /* Runs path with args (args->v[0] is argv[0]), stdin inherited and stderr discarded,
  * and returns its whole stdout in *out (xmalloc'ed). Returns the exit status, or -1. */
 int runner_capture(const char *path, const struct argv *args, char **out);

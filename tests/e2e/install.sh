@@ -18,6 +18,7 @@ check "docs" test -s "$P/share/doc/nvshim/README.md" -a -s "$P/share/doc/nvshim/
 check "shell wrapper" test -x "$P/share/nvshim/nvshim-env.sh"
 check "man page nvshim(1)" test -s "$P/share/man/man1/nvshim.1"
 check "the man page is what nvshim help --man prints" cmp -s "$P/share/man/man1/nvshim.1" <("$P/bin/nvshim" help --man)
+check "preload library and its shell wrapper" test -f "$P/libexec/nvshim/libnvshim-preload.so" -a -x "$P/share/nvshim/nvshim-run.sh"
 out=$("$P/libexec/nvshim/bin/nvcc" --version)
 check "the installed nvcc acts as nvcc" grep -q 'Cuda compiler driver' <<<"$out"
 out=$("$P/bin/nvshim" config)
@@ -49,4 +50,10 @@ out=$(cd "$WORK" && unset CUDA_HOME CUDA_PATH && PATH="$WORK/copied/libexec/nvsh
 check "bin/nvshim of a copied prefix skips its own libexec nvcc on PATH" test $? -eq 0 -a -s "$WORK/k.o" -a -z "$out"
 out=$(PATH="$WORK/copied/libexec/nvshim/bin:$PATH" "$WORK/copied/bin/nvshim" doctor 2>&1)
 check "doctor marks the copy as nvshim itself" contains "$out" "$WORK/copied/libexec/nvshim/bin/nvcc  (nvshim itself)"
+out=$("$WORK/moved/bin/nvshim" run -- sh -c 'echo "$LD_PRELOAD"')
+check "a moved prefix: nvshim run preloads the moved library" grep -q "$WORK/moved/libexec/nvshim/libnvshim-preload.so$" <<<"$out"
+out=$("$WORK/moved/share/nvshim/nvshim-run.sh" sh -c 'echo "$LD_PRELOAD"')
+check "nvshim-run.sh CMD: the same" grep -q "$WORK/moved/libexec/nvshim/libnvshim-preload.so$" <<<"$out"
+out=$(LD_PRELOAD= bash -c ". '$WORK/moved/share/nvshim/nvshim-run.sh' && echo \"\$LD_PRELOAD\"")
+check ". nvshim-run.sh: the library in LD_PRELOAD for the shell" test "$out" = "$WORK/moved/libexec/nvshim/libnvshim-preload.so"
 finish

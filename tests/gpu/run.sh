@@ -4,7 +4,7 @@
 # NVSHIM is the nvshim executable; nvshim-devices must be in its libexec/nvshim (build tree or
 # install). Checks: detection through NVML with a cold and a warm cache (timed),
 # CUDA_VISIBLE_DEVICES, -arch=native, and a program built from a list without the GPU's target
-# that fails with plain nvcc and runs after nvshim's ensure_devices rule.
+# that fails with plain nvcc and runs after nvshim's ensure_devices rule; then tests/gpu/preload.sh.
 NVSHIM=$1
 NVCC=${2:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -87,4 +87,7 @@ st=$?
 sed 's/^/# load: /' "$WORK/load.out"
 check "-lcuda: c++ -shared through nvshim loads (RTLD_NOW) and builds a tensor map" \
 	sh -c "test $st -eq 0 && grep -q 'cuTensorMapEncodeTiled: CUDA_SUCCESS' '$WORK/load.out'"
+# The preload library's checks (C, CuPy, PyTorch, numba-cuda): their own script, shown here.
+bash "${SRC%/examples/saxpy.cu}/tests/gpu/preload.sh" "$NVSHIM" "$NVCC" 2>&1 | sed 's/^/# preload: /'
+check "preload suite (tests/gpu/preload.sh)" test "${PIPESTATUS[0]}" -eq 0
 finish
