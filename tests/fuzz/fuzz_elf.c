@@ -1,0 +1,49 @@
+/* Objects, shared objects and archives as the link pass reads them: symbol tables, an
+ * archive's index and members, and each member's own symbols. */
+#include <stdlib.h>
+
+#include "fuzz.h"
+#include "nvshim/elf.h"
+
+static void count(const char *name, int defined, int weak, void *arg)
+{
+	(void)defined;
+	(void)weak;
+	*(size_t *)arg += name[0] != '\0';
+}
+
+static int member(const struct ar_member *m, void *arg)
+{
+	char *why = NULL;
+	if (m->data)
+		elf_symbols(m->data, m->size, count, arg, &why);
+	free(why);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *why = NULL;
+	size_t n = 0;
+	elf_kind_name(elf_identify(data, size));
+	elf_symbols(data, size, count, &n, &why);
+	free(why);
+	why = NULL;
+	struct ar_symbol *syms = NULL;
+	size_t nsyms = 0;
+	if (!ar_index(data, size, &syms, &nsyms, &why)) {
+		for (size_t i = 0; i < nsyms && i < 64; i++) {
+			struct ar_member m;
+			char *w = NULL;
+			if (!ar_member_at(data, size, syms[i].member, &m, &w))
+				member(&m, &n);
+			free(w);
+		}
+	}
+	free(syms);
+	free(why);
+	why = NULL;
+	ar_members(data, size, member, &n, &why);
+	free(why);
+	return 0;
+}
