@@ -212,6 +212,11 @@ static void run_link_pass(const struct session *s, struct link_request *req, con
 {
 	if (!s->cfg.link_lcuda)
 		return;
+	if (fault_inject("link")) {
+		warning("the link pass did not run: injected fault (NVSHIM_FAULT); the link runs as "
+			"given");
+		return;
+	}
 	struct link_context ctx;
 	link_context_init(&ctx, s, nvcc);
 	link_pass(req, &ctx, plan, res);

@@ -32,6 +32,23 @@ for step in config toolkit devices logfile cache; do
 		test $st -eq 1 -a "$(grep -c '^nvshim error   : .*injected fault' "$WORK/err")" -eq 1
 done
 
+# The link pass: a link nvcc passes, with the pass's work (symbol tables) failing.
+cp "$SOURCE_DIR/tests/e2e/fixtures/kernel.cu" app.cu && "$NVCC" -c app.cu -o app.o 2>/dev/null
+"$NVCC" app.o -o app-plain 2>/dev/null
+for extra in "" "NVSHIM_STRICT=1"; do
+	rm -f app-shim
+	env $extra NVSHIM_FAULT=link "$NVSHIM" app.o -o app-shim 2>"$WORK/err"
+	st=$?
+	if [ -z "$extra" ]; then
+		check "fault in link: the link succeeds, the same program" test $st -eq 0 -a "$(./app-shim)" = "$(./app-plain)"
+		check "fault in link: exactly one warning, naming the fault" \
+			test "$(shim_lines "$WORK/err")" -eq 1 -a "$(grep -c '^nvshim warning : .*injected fault' "$WORK/err")" -eq 1
+	else
+		check "fault in link, strict: the command fails with the warning as an error" \
+			test $st -eq 1 -a "$(grep -c '^nvshim error   : .*injected fault' "$WORK/err")" -eq 1
+	fi
+done
+
 # --- Hostile and broken input.
 # A configuration file that is not text: one warning, the build goes on.
 mkdir -p bin1 && head -c 4096 /dev/urandom >bin1/.nvshim.ini && printf '\0' >>bin1/.nvshim.ini
