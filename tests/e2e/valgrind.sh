@@ -1,0 +1,58 @@
+#!/bin/bash
+# libnvshim-preload.so under valgrind: memcheck on each path of the library (a rule that
+# rewrites the options, a retry with include directories, an nvJitLink link explained, a driver
+# link explained by recompiling, a lookup through cuGetProcAddress), helgrind on compiles from
+# several threads. Any error valgrind reports in the program, the library or nvshim's core fails
+# the check; NVRTC's and nvJitLink's own code is not nvshim's to fix, so reports whose frames
+# are all inside those libraries are suppressed (tests/e2e/fixtures/valgrind.supp). Runs on the
+# plain build only: valgrind and the sanitizers do not mix.
+#   bash tests/e2e/valgrind.sh NVSHIM [NVCC]
+NVSHIM=$1 NVCC=${2:-/usr/local/cuda/bin/nvcc}
+B=${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
+S=$SRC/tests/preload
+T=$B/tests/preload
+LIB=$B/libexec/nvshim/libnvshim-preload.so
+CUDA=$(cd "$(dirname "$NVCC")/.." && pwd)
+SUPP=$SRC/tests/e2e/fixtures/valgrind.supp
+if ! command -v valgrind >/dev/null; then
+	skip "valgrind suite" "no valgrind"
+	finish
+	exit
+fi
+if readelf -d "$LIB" | grep -q 'NEEDED.*libasan'; then
+	skip "valgrind suite" "a sanitized build (valgrind runs on the plain build)"
+	finish
+	exit
+fi
+export LD_LIBRARY_PATH="$B/tests/fakecuda:$CUDA/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+cd "$WORK" || exit 1
+# vg TOOL NAME PROGRAM ARGS...: the program under valgrind with the library preloaded.
+vg() {
+	local tool=$1 name=$2
+	shift 2
+	local opts=(--error-exitcode=99 --num-callers=40 --suppressions="$SUPP")
+	[ "$tool" = memcheck ] && opts+=(--leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite)
+	LD_PRELOAD=$LIB valgrind --tool="$tool" "${opts[@]}" --log-file="$WORK/$name.vg" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	local st=$?
+	local errors
+	errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$WORK/$name.vg" | tail -n 1)
+	echo "# $name ($tool): status $st, ${errors:-?} errors"
+	check "$name under $tool: no error" test $st -ne 99 -a "${errors:-1}" = 0 || sed 's/^/#   /' "$WORK/$name.vg" | head -60
+}
+# Each path: the run must also do what it does without valgrind.
+NVSHIM_DEVICES=90 vg memcheck no-arch "$T/rtc_compile" "$S/wmma_bf16.cu" -I"$CUDA/include"
+check "no-arch: compiled for compute_90" contains "$(cat "$WORK/no-arch.out")" "^result 0" "^target sm_90$"
+vg memcheck include-dirs "$T/rtc_compile" --load=dlopen "$S/coop_groups.cu" -arch=compute_90
+check "include-dirs: the retry compiled it" contains "$(cat "$WORK/include-dirs.out")" "^result 0"
+vg memcheck nvjitlink "$T/jit_link" "$S/shared_too_much.cu"
+check "nvjitlink: ptxas's message" grep -q "uses too much shared data" "$WORK/nvjitlink.err"
+vg memcheck driver-link "$T/link_driver" "$S/shared_too_much.cu"
+check "driver-link: recompiled and explained" grep -q "uses too much shared data" "$WORK/driver-link.err"
+vg memcheck proc-address "$T/link_driver" --load=procaddress "$S/shared_too_much.cu"
+check "proc-address: explained" grep -q "uses too much shared data" "$WORK/proc-address.err"
+# Threads: compiles from 4 threads, half of them fixed by a rule.
+NVSHIM_DEVICES=90 vg helgrind threads "$T/rtc_threads" 4 16
+check "threads: all compiles good" grep -q "^ok 16 compiles in .* 0 failed" "$WORK/threads.out"
+finish
