@@ -17,6 +17,7 @@
 #include "nvshim/invocation.h"
 #include "nvshim/locate.h"
 #include "nvshim/logfile.h"
+#include "nvshim/modules.h"
 #include "nvshim/plan.h"
 #include "nvshim/runner.h"
 #include "nvshim/targets.h"
@@ -93,23 +94,77 @@ static const struct devices *load_devices(void *arg)
 	return &l->d;
 }
 
-/* Runs the passes over the invocation, editing the plan. Fail open: a pass that cannot get
- * its facts changes nothing. */
-static void run_passes(const struct session *s, const struct invocation *inv, const char *nvcc,
-		       struct plan *plan, struct argv *before, struct argv *after)
-{
-	if (!targets_wanted(inv, &s->cfg))
-		return;
+/* What the passes share, and what running the modules pass's commands needs afterwards. */
+struct passes {
 	struct toolkit tk;
-	struct lazy_devices devs = { .s = s };
-	toolkit_init(&tk);
-	devices_init(&devs.d);
-	if (!toolkit_load(&tk, nvcc, s->cfg.cache_dir)) {
-		struct targets_context ctx = { &s->cfg, &tk, load_devices, &devs };
+	struct lazy_devices devs;
+	struct modules_plan mp;
+	struct modules_context mctx;
+};
+
+static void passes_init(struct passes *ps, const struct session *s, const char *nvcc)
+{
+	memset(ps, 0, sizeof(*ps));
+	toolkit_init(&ps->tk);
+	ps->devs.s = s;
+	devices_init(&ps->devs.d);
+	modules_plan_init(&ps->mp);
+	ps->mctx = (struct modules_context){ &s->cfg, &ps->tk, load_devices, &ps->devs, nvcc, s->self.exe_dir, NULL };
+}
+
+static void passes_release(struct passes *ps)
+{
+	modules_plan_release(&ps->mp);
+	toolkit_release(&ps->tk);
+	devices_release(&ps->devs.d);
+}
+
+/* Runs the passes over the invocation, editing the plan. Fail open: a pass that cannot get
+ * its facts changes nothing. The modules pass sees the command line the targets pass made. */
+static void run_passes(const struct session *s, const struct invocation *inv, const char *nvcc,
+		       struct plan *plan, struct passes *ps, struct argv *before, struct argv *after)
+{
+	int targets = targets_wanted(inv, &s->cfg), modules = modules_wanted(inv, &s->cfg);
+	if ((!targets && !modules) || toolkit_load(&ps->tk, nvcc, s->cfg.cache_dir))
+		return;
+	if (targets) {
+		struct targets_context ctx = { &s->cfg, &ps->tk, load_devices, &ps->devs };
 		targets_pass(inv, &ctx, plan, before, after);
 	}
-	toolkit_release(&tk);
-	devices_release(&devs.d);
+	if (modules) {
+		struct invocation now;
+		invocation_parse(&now, plan->argv.v + 1, plan->argv.n - 1, env_get);
+		modules_pass(&now, &ps->mctx, plan, &ps->mp);
+		invocation_release(&now);
+	}
+}
+
+/* The modules pass's commands: held stderr, a probe on an architecture-related failure, and
+ * one retry with what the probe learnt (its notes are those not said already). */
+static void run_modules(struct session *s, struct plan *plan, struct passes *ps, const char *nvcc,
+			struct run_result *res)
+{
+	if (modules_run(&ps->mp, plan, &ps->mctx, 1, res) != MODULES_RETRY)
+		return;
+	struct argv said = ARGV_INIT;
+	argv_copy(&said, &plan->notes);
+	passes_release(ps);
+	passes_init(ps, s, nvcc);
+	plan_release(plan);
+	plan_init(plan, nvcc, s->args.v, s->args.n);
+	struct invocation inv;
+	invocation_parse(&inv, s->args.v, s->args.n, env_get);
+	run_passes(s, &inv, nvcc, plan, ps, NULL, NULL);
+	invocation_release(&inv);
+	for (size_t i = 0; i < plan->notes.n; i++) {
+		int seen = 0;
+		for (size_t k = 0; k < said.n && !seen; k++)
+			seen = !strcmp(said.v[k], plan->notes.v[i]);
+		if (!seen)
+			diag_rewrite("%s", plan->notes.v[i]);
+	}
+	argv_release(&said);
+	modules_run(&ps->mp, plan, &ps->mctx, 0, res);
 }
 
 /* Exports the depth the real tool will see. */
@@ -149,22 +204,28 @@ int commands_nvcc(int n, char **args)
 	/* Every nvcc nvshim starts from here on, for facts too, carries the loop guard. */
 	enter_child_depth();
 	struct invocation inv;
+	struct passes ps;
+	passes_init(&ps, &s, nvcc);
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
-	run_passes(&s, &inv, nvcc, &plan, NULL, NULL);
+	run_passes(&s, &inv, nvcc, &plan, &ps, NULL, NULL);
 	invocation_release(&inv);
 	for (size_t i = 0; i < plan.notes.n; i++)
 		diag_rewrite("%s", plan.notes.v[i]);
 	if (!plan.notes.n)
 		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
+	/* A compile the modules pass may probe, or several commands: it runs them. */
+	int modules = ps.mp.active && (ps.mp.hold || ps.mp.ngroups > 1);
 	/* Only a line nvshim changed can be too long: the one it was given was not. */
-	if (plan_rewritten(&plan, args, (size_t)n) &&
+	if (!modules && plan_rewritten(&plan, args, (size_t)n) &&
 	    plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
 		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan.options_file);
 
 	/* With nothing to do afterwards nvshim gets out of the way; otherwise it waits. */
 	int after = (s.cfg.log_file && *s.cfg.log_file) || plan.options_file;
-	if (!after) {
+	if (modules) {
+		run_modules(&s, &plan, &ps, nvcc, &res);
+	} else if (!after) {
 		fflush(NULL);
 		runner_exec(plan.tool, &plan.argv);
 		res.status = 127;
@@ -184,6 +245,7 @@ int commands_nvcc(int n, char **args)
 	int status = res.status;
 	if (status == 0 && diag_strict_errors())
 		status = 1;
+	passes_release(&ps);
 	plan_release(&plan);
 	free(nvcc);
 	free(how);
@@ -269,9 +331,11 @@ static int cmd_explain(int n, char **args)
 		return 1;
 	}
 	struct argv before = ARGV_INIT, after = ARGV_INIT;
+	struct passes ps;
+	passes_init(&ps, &s, nvcc);
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
-	run_passes(&s, &inv, nvcc, &plan, &before, &after);
+	run_passes(&s, &inv, nvcc, &plan, &ps, &before, &after);
 
 	printf("real nvcc : %s (found through %s)\n", nvcc, how);
 	printf("mode      : %s%s%s\n", inv.info ? "information only" : invocation_mode_name(inv.mode),
@@ -309,10 +373,23 @@ static int cmd_explain(int n, char **args)
 	argv_release(&after);
 	if (!plan.notes.n)
 		printf("notes     : none; nvcc runs with the arguments unchanged\n");
+	for (size_t i = 0; i < ps.mp.explain.n; i++)
+		printf("%-10s: %s\n", i ? "" : "modules", ps.mp.explain.v[i]);
 	for (size_t i = 0; i < plan.notes.n; i++)
 		printf("note      : %s\n", plan.notes.v[i]);
-	print_args("command", &plan.argv);
+	if (ps.mp.ngroups > 1) {
+		for (size_t g = 0; g < ps.mp.ngroups; g++)
+			print_args("command", &ps.mp.groups[g].argv);
+		if (ps.mp.link.n)
+			print_args("command", &ps.mp.link);
+	} else {
+		print_args("command", &plan.argv);
+	}
+	if (ps.mp.hold)
+		printf("on failure: an architecture-related error is probed (each target on its own) and "
+		       "the command retried once\n");
 
+	passes_release(&ps);
 	plan_release(&plan);
 	invocation_release(&inv);
 	free(nvcc);

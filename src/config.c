@@ -15,6 +15,8 @@
 #include <ini.h>
 #include <libiberty.h>
 
+#include "nvshim/rules.h"
+
 #define ITEM(n, t, f, alias, h) { #n, t, offsetof(struct config, n), f, alias, NULL, h }
 #define CHOICE(n, choices, h) { #n, CONF_CHOICE, offsetof(struct config, n), 0, NULL, choices, h }
 
@@ -60,6 +62,24 @@ const struct config_item config_items[] = {
 	CHOICE(when_no_arch, "keep|devices",
 	       "A command line without any target option: keep nvcc's default, or build for the "
 	       "detected GPUs (rule targets.no_arch)."),
+	ITEM(modules, CONF_BOOL, 0, NULL,
+	     "The modules pass: give each CUDA source the requested targets it can build for, from "
+	     "rules, a scan of its text and a probe when nvcc fails; upgrade sm_NN to sm_NNa where the "
+	     "source needs it; split a command line whose sources need different lists."),
+	ITEM(modules_rules, CONF_BOOL, 0, NULL,
+	     "Apply [module \"GLOB\"] rules (min_arch, max_arch, require, drop, flags) from rules_dir "
+	     "and the configuration files (rule modules.rules)."),
+	ITEM(modules_scan, CONF_BOOL, 0, NULL,
+	     "Scan each source and its project headers for what it certainly needs (inline PTX such as "
+	     "cp.async or wgmma, bf16 wmma fragments, clusters, guarded #error) (rule modules.scan)."),
+	ITEM(modules_probe, CONF_BOOL, 0, NULL,
+	     "When nvcc fails with an architecture-related error, build each target on its own, keep "
+	     "those that pass and retry once; verdicts are cached in cache_dir (rule modules.probe)."),
+	ITEM(jobs, CONF_SIZE, 0, NULL,
+	     "How many probe compiles run at once. 0: the number of CPUs."),
+	ITEM(rules_dir, CONF_PATH, 0, NULL,
+	     "A directory of *.ini files with [module] rules, read before the configuration files' own. "
+	     "Empty: the installed <prefix>/etc/nvshim/modules.d."),
 };
 const size_t config_nitems = sizeof(config_items) / sizeof(config_items[0]);
 _Static_assert(sizeof(config_items) / sizeof(config_items[0]) <= sizeof(((struct config *)0)->origin) /
@@ -112,6 +132,8 @@ void config_init(struct config *c, config_getenv_fn env)
 	c->targets_unsupported = 1;
 	c->targets_native = 1;
 	c->targets_arch_specific = 1;
+	c->modules = c->modules_rules = c->modules_scan = c->modules_probe = 1;
+	argv_init(&c->module_rules);
 	for (size_t i = 0; i < config_nitems; i++) {
 		const struct config_item *item = &config_items[i];
 		if (item->type == CONF_CHOICE)
@@ -141,9 +163,11 @@ void config_release(struct config *c)
 		free(c->origin[i]);
 	argv_release(&c->files);
 	argv_release(&c->problems);
+	argv_release(&c->module_rules);
 	memset(c, 0, sizeof(*c));
 	argv_init(&c->files);
 	argv_init(&c->problems);
+	argv_init(&c->module_rules);
 }
 
 static int parse_bool(const char *v, int *out)
@@ -302,7 +326,25 @@ static int on_setting(void *user, const char *section, const char *name, const c
 {
 	struct file_state *st = user;
 	char *origin = xasprintf("%s:%d", st->path, st->line);
-	if (*section && strcmp(section, "nvshim")) {
+	char *glob = NULL;
+	if (*section && rules_section(section, &glob)) {
+		char *why = NULL;
+		if (rules_check(name, value, &why)) {
+			problem(st->c, "%s: %s", origin, why);
+		} else if (st->layer == LAYER_PROJECT && !st->c->trust_project && !strcmp(name, "flags") &&
+			   (strstr(value, "ccbin") || strstr(value, "bindir") || strstr(value, "arbin") ||
+			    strstr(value, "archiver-binary"))) {
+			problem(st->c, "%s: rule flags that choose a program to run cannot come from a project "
+				"file (trust_project = true in the user file allows it); ignored", origin);
+		} else {
+			argv_push(&st->c->module_rules, glob);
+			argv_push(&st->c->module_rules, name);
+			argv_push(&st->c->module_rules, value);
+			argv_push(&st->c->module_rules, origin);
+		}
+		free(why);
+		free(glob);
+	} else if (*section && strcmp(section, "nvshim")) {
 		problem(st->c, "%s: unknown section [%s]; '%s' ignored", origin, section, name);
 	} else {
 		const struct config_item *item = config_item_find(name);

@@ -31,6 +31,18 @@ int runner_run(const char *path, const struct argv *args, struct run_result *res
  * retry before the user sees it. The caller prints *held when it decides to pass it on. */
 int runner_run_held(const char *path, const struct argv *args, struct run_result *res, char **held);
 
+struct runner_job {
+	const char *path;
+	const struct argv *args;
+	const char *out_file; /* stdout goes here; NULL: /dev/null */
+	const char *err_file; /* stderr goes here; NULL: /dev/null */
+	struct run_result res;
+};
+
+/* Runs the jobs, at most `parallel` at once (0: one), stdin inherited, and fills each one's res.
+ * Returns 0, or -1 if some job could not be started (its status is then 127). */
+int runner_run_many(struct runner_job *jobs, size_t n, unsigned parallel);
+
 /* Replaces nvshim with the program: for when nothing is left to do after it (no log to write,
  * no file to remove, no result to read). The caller sees the program's own exit status or
  * signal, as if it had run the program itself. Returns -1 after an error if exec failed. */
