@@ -288,6 +288,7 @@ struct file_state {
 	char *dir;
 	enum config_layer layer;
 	int line;
+	char *glob; /* of the [module "GLOB"] section being read */
 };
 
 /* Reads one line for inih, counting lines and catching what inih would silently misread:
@@ -299,6 +300,7 @@ static char *read_line(char *str, int num, void *stream)
 	if (!fgets(str, num, st->fp))
 		return NULL;
 	st->line++;
+	rules_intercept_section(str, &st->glob);
 	size_t len = strlen(str);
 	if (len == (size_t)num - 1 && str[len - 1] != '\n' && !feof(st->fp)) {
 		int ch;
@@ -326,10 +328,13 @@ static int on_setting(void *user, const char *section, const char *name, const c
 {
 	struct file_state *st = user;
 	char *origin = xasprintf("%s:%d", st->path, st->line);
-	char *glob = NULL;
-	if (*section && rules_section(section, &glob)) {
+	if (!strcmp(section, "module")) {
+		const char *glob = st->glob;
 		char *why = NULL;
-		if (rules_check(name, value, &why)) {
+		if (!glob) {
+			problem(st->c, "%s: a [module] section needs a glob: [module \"GLOB\"]; '%s' ignored", origin,
+				name);
+		} else if (rules_check(name, value, &why)) {
 			problem(st->c, "%s: %s", origin, why);
 		} else if (st->layer == LAYER_PROJECT && !st->c->trust_project && !strcmp(name, "flags") &&
 			   (strstr(value, "ccbin") || strstr(value, "bindir") || strstr(value, "arbin") ||
@@ -343,7 +348,6 @@ static int on_setting(void *user, const char *section, const char *name, const c
 			argv_push(&st->c->module_rules, origin);
 		}
 		free(why);
-		free(glob);
 	} else if (*section && strcmp(section, "nvshim")) {
 		problem(st->c, "%s: unknown section [%s]; '%s' ignored", origin, section, name);
 	} else {
@@ -361,7 +365,7 @@ static int on_setting(void *user, const char *section, const char *name, const c
 
 int config_load_file(struct config *c, const char *path, enum config_layer layer)
 {
-	struct file_state st = { c, NULL, path, NULL, layer, 0 };
+	struct file_state st = { c, NULL, path, NULL, layer, 0, NULL };
 	struct stat sb;
 
 	if (!path || stat(path, &sb))
@@ -383,6 +387,7 @@ int config_load_file(struct config *c, const char *path, enum config_layer layer
 		problem(c, "%s:%d: not a valid line (expected 'name = value' or '[section]')", path, rc);
 	fclose(st.fp);
 	free(st.dir);
+	free(st.glob);
 	argv_pushf(&c->files, "%s (%s)", path, layer_names[layer]);
 	return 1;
 }

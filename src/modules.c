@@ -544,6 +544,8 @@ static void build_command(const struct invocation *inv, const char *nvcc, const 
 			  const char *objdir, struct argv *out)
 {
 	int inline_all = !all_in_argv(inv);
+	/* the user's own spelling of the targets when the list is theirs */
+	int keep_targets = !inline_all && same_list(list, &mp->requested);
 	size_t n = inline_all ? inv->expanded.n : inv->argv.n;
 	enum role *role = XCNEWVEC(enum role, n + 1);
 	for (size_t i = 0; i < inv->nargs; i++) {
@@ -552,13 +554,13 @@ static void build_command(const struct invocation *inv, const char *nvcc, const 
 		if (a->source == SOURCE_PREPEND || a->source == SOURCE_APPEND)
 			continue;
 		if (a->what == ARG_OPTION && a->opt->kind == OPT_KIND_TARGET)
-			r = TARGET_ARG;
+			r = keep_targets ? KEEP_ARG : TARGET_ARG;
 		else if (a->what == ARG_INPUT && a->input == INPUT_CUDA)
 			r = SOURCE_ARG;
 		else if (a->what == ARG_INPUT)
 			r = OTHER_INPUT;
-		else if (a->what == ARG_OPTION && a->opt->kind == OPT_KIND_MODE)
-			r = MODE_ARG;
+		else if (a->what == ARG_OPTION && (a->opt->kind == OPT_KIND_MODE || a->opt->kind == OPT_KIND_LINK))
+			r = MODE_ARG; /* neither belongs to a compile into objdir */
 		else if (a->what == ARG_OPTION && (!strcmp(a->opt->name, "output-file") ||
 						    !strcmp(a->opt->name, "output-directory")))
 			r = OUTPUT_ARG;
@@ -608,7 +610,7 @@ static void build_command(const struct invocation *inv, const char *nvcc, const 
 			argv_push(out, arg);
 		}
 	}
-	if (!placed)
+	if (!placed && !keep_targets)
 		argv_pushn(out, targets.v, targets.n);
 	if (objdir) {
 		argv_push(out, mp->rdc ? "-dc" : "-c");

@@ -31,6 +31,24 @@ int rules_section(const char *section, char **glob)
 	return 1;
 }
 
+void rules_intercept_section(char *line, char **glob)
+{
+	char *p = line;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p != '[' || strncmp(p + 1, "module", 6) || (p[7] != ']' && !isspace((unsigned char)p[7])))
+		return;
+	char *close = strrchr(p, ']');
+	if (!close)
+		return;
+	char *inner = xstrndup(p + 1, (size_t)(close - p - 1));
+	free(*glob);
+	*glob = NULL;
+	rules_section(inner, glob);
+	free(inner);
+	strcpy(line, "[module]\n");
+}
+
 /* An arch number from "90", "sm_90", "compute_90" (no suffix). */
 static int arch_number(const char *v, unsigned *num)
 {
@@ -88,6 +106,7 @@ struct dir_state {
 	const char *path;
 	FILE *fp;
 	int line;
+	char *glob;
 };
 
 static char *read_line(char *str, int num, void *stream)
@@ -96,6 +115,7 @@ static char *read_line(char *str, int num, void *stream)
 	if (!fgets(str, num, st->fp))
 		return NULL;
 	st->line++;
+	rules_intercept_section(str, &st->glob);
 	return str;
 }
 
@@ -103,8 +123,9 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 {
 	struct dir_state *st = user;
 	int lineno = st->line;
-	char *glob = NULL, *why = NULL;
-	if (!rules_section(section, &glob)) {
+	char *why = NULL;
+	const char *glob = strcmp(section, "module") ? NULL : st->glob;
+	if (!glob) {
 		argv_pushf(st->problems, "%s:%d: only [module \"GLOB\"] sections belong in a rules directory; "
 			   "'%s' ignored", st->path, lineno, name);
 	} else if (rules_check(name, value, &why)) {
@@ -115,7 +136,6 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 		argv_push(st->quads, value);
 		argv_pushf(st->quads, "%s:%d", st->path, lineno);
 	}
-	free(glob);
 	free(why);
 	return 1;
 }
@@ -143,8 +163,9 @@ void rules_load_dir(struct argv *quads, const char *dir, struct argv *problems)
 		FILE *f = fopen(names.v[i], "r");
 		if (!f)
 			continue;
-		struct dir_state st = { quads, problems, names.v[i], f, 0 };
+		struct dir_state st = { quads, problems, names.v[i], f, 0, NULL };
 		int rc = ini_parse_stream(read_line, &st, on_entry, &st);
+		free(st.glob);
 		fclose(f);
 		if (rc > 0)
 			argv_pushf(problems, "%s:%d: not a valid line", names.v[i], rc);

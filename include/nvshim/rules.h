@@ -31,6 +31,11 @@
  * (xmalloc'ed). */
 int rules_section(const char *section, char **glob);
 
+/* For INI readers: inih cuts section names at 50 characters, too short for a glob. If `line` is
+ * a "[module ...]" header, stores its glob in *glob (freeing the old one; NULL when the header
+ * names none) and rewrites the line to "[module]"; INI handlers then take the glob from there. */
+void rules_intercept_section(char *line, char **glob);
+
 /* 0 if KEY = VALUE is a valid rule entry, else -1 with *why (xmalloc'ed). */
 int rules_check(const char *key, const char *value, char **why);
 
