@@ -38,8 +38,9 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* Why a probe failed, and its first error line, from its stderr. */
-static void probe_reason(const char *err_file, int status, char **reason, char **first)
+/* Why a probe failed, and its first error line, from its stderr. Returns -1 when it printed no
+ * error at all (it could not run, it was killed): nothing is learnt, nothing is recorded. */
+static int probe_reason(const char *err_file, int status, char **reason, char **first)
 {
 	char *text = cache_read(err_file);
 	struct diagnosis d;
@@ -56,12 +57,11 @@ static void probe_reason(const char *err_file, int status, char **reason, char *
 		*reason = diagnose_reason(f ? f : any);
 		/* "ptxas /tmp/tmpxft_..ptx, line 26; error   : X": the temporary file says nothing */
 		*first = !strncmp(line, "ptxas ", 6) && e ? concat("ptxas error   : ", e + 12, NULL) : xstrdup(line);
-	} else {
-		*reason = xasprintf("nvcc exited with status %d", status);
-		*first = xstrdup(*reason);
 	}
+	(void)status;
 	diagnose_release(&d);
 	free(text);
+	return f || any ? 0 : -1;
 }
 
 /* The files nvcc -E read, from its line markers. */
@@ -161,9 +161,12 @@ static void run_round(struct probe *pv, size_t n, const struct config *cfg, stru
 			verdict_set(v, pv[i].unit, 1, "", "");
 			continue;
 		}
-		char *reason, *first;
-		probe_reason(pv[i].err, jobs[i].res.status, &reason, &first);
-		verdict_set(v, pv[i].unit, 0, reason, first);
+		char *reason = NULL, *first = NULL;
+		if (!jobs[i].res.signal && !probe_reason(pv[i].err, jobs[i].res.status, &reason, &first))
+			verdict_set(v, pv[i].unit, 0, reason, first);
+		else
+			diag_note(VERBOSITY_VERBOSE, "modules: the probe of %s for %s said nothing (status %d); "
+				  "not recorded", src_path, pv[i].unit, jobs[i].res.status);
 		free(reason);
 		free(first);
 	}
