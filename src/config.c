@@ -586,6 +586,11 @@ void config_print(const struct config *c, FILE *out)
 		fprintf(out, "#   (none)\n");
 	for (size_t i = 0; i < c->files.n; i++)
 		fprintf(out, "#   %s\n", c->files.v[i]);
+	if (c->module_rules.n)
+		fprintf(out, "\n# [module] rules of these files (rules_dir's are read when a compile needs them):\n");
+	for (size_t i = 0; i + 3 < c->module_rules.n; i += 4)
+		fprintf(out, "#   [module \"%s\"] %s = %s  (%s)\n", c->module_rules.v[i], c->module_rules.v[i + 1],
+			c->module_rules.v[i + 2], c->module_rules.v[i + 3]);
 }
 
 void config_write_template(FILE *out)

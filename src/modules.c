@@ -669,7 +669,9 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 		} else if (ctx->exe_dir) {
 			/* installed: <prefix>/bin/nvshim and <prefix>/etc/nvshim/modules.d; build tree:
 			 * <build>/nvshim and <build>/etc/nvshim/modules.d */
-			char *p1 = concat(ctx->exe_dir, "/../etc/nvshim/modules.d", NULL);
+			const char *slash = strrchr(ctx->exe_dir, '/');
+			char *p1 = xasprintf("%.*s/etc/nvshim/modules.d",
+					     (int)(slash ? slash - ctx->exe_dir : 0), ctx->exe_dir);
 			char *p2 = concat(ctx->exe_dir, "/etc/nvshim/modules.d", NULL);
 			struct stat sb;
 			dir = !stat(p1, &sb) ? p1 : !stat(p2, &sb) ? p2 : NULL;
