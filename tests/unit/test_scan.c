@@ -269,9 +269,9 @@ Test(scan, project_headers_are_followed)
 	char *sub = concat(dir, "/include", NULL);
 	char *ext = test_tmpdir();
 	cr_assert_eq(mkdir(sub, 0700), 0);
-	test_write(sub, "async.cuh",
-		   "#ifndef ASYNC_CUH\n#define ASYNC_CUH\n"
-		   "__device__ void wait_all() { asm volatile(\"cp.async.wait_all;\" ::); }\n#endif\n");
+	free(test_write(sub, "async.cuh",
+			"#ifndef ASYNC_CUH\n#define ASYNC_CUH\n"
+			"__device__ void wait_all() { asm volatile(\"cp.async.wait_all;\" ::); }\n#endif\n"));
 	free(test_write(ext, "ext.cuh", "__device__ void ext_wait() { asm volatile(\"cp.async.wait_all;\" ::); }\n"));
 	struct argv inc = ARGV_INIT;
 	argv_push(&inc, sub);
@@ -365,7 +365,9 @@ Test(scan, speed)
 		scan_release(&s);
 	}
 	fprintf(stderr, "scan of a %zu-byte, 2,001-line source and a %zu-byte header: %.3f ms\n", len, hlen, best);
+#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__)
 	cr_assert_lt(best, 2.0);
+#endif
 	free(path);
 	free(buf);
 	free(hdr);
