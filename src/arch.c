@@ -19,7 +19,9 @@ int arch_parse(const char *s, struct arch *out)
 		if (strncmp(s, kinds[i].prefix, len))
 			continue;
 		const char *p = s + len;
-		if (!isdigit((unsigned char)p[0]) || !isdigit((unsigned char)p[1]))
+		/* Two digits at least and no leading zero: "sm_08" is no arch (nvcc rejects it), and
+		 * every name parsed prints back as it was written. */
+		if (!isdigit((unsigned char)p[0]) || !isdigit((unsigned char)p[1]) || p[0] == '0')
 			return -1;
 		unsigned num = 0;
 		while (isdigit((unsigned char)*p) && num < 10000)

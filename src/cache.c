@@ -9,6 +9,26 @@
 
 #include <libiberty.h>
 
+int cache_dir_check(const char *dir, const char **why)
+{
+	struct stat sb;
+	if (stat(dir, &sb)) {
+		if (errno == ENOENT)
+			return 0;
+		*why = "cannot be read";
+		return -1;
+	}
+	if (!S_ISDIR(sb.st_mode))
+		*why = "is not a directory";
+	else if (sb.st_uid != geteuid())
+		*why = "is owned by another user";
+	else if (sb.st_mode & (S_IWGRP | S_IWOTH))
+		*why = "can be written by other users";
+	else
+		return 0;
+	return -1;
+}
+
 int cache_mkdirs(const char *dir)
 {
 	char *d = xstrdup(dir);

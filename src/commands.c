@@ -11,10 +11,15 @@
 #include <libiberty.h>
 
 #include "nvshim/argv.h"
+#include "nvshim/cache.h"
 #include "nvshim/config.h"
 #include "nvshim/devices.h"
 #include "nvshim/diag.h"
+#include "nvshim/fault.h"
+#include "nvshim/hostcc.h"
 #include "nvshim/invocation.h"
+#include "nvshim/link.h"
+#include "nvshim/launcher.h"
 #include "nvshim/locate.h"
 #include "nvshim/logfile.h"
 #include "nvshim/modules.h"
@@ -39,7 +44,13 @@ struct session {
 	struct argv args;
 };
 
+static void session_init_report(struct session *s, int n, char **args, int report);
 static void session_init(struct session *s, int n, char **args)
+{
+	session_init_report(s, n, args, 1);
+}
+
+static void session_init_report(struct session *s, int n, char **args, int report)
 {
 	s->start_ms = runner_now_ms();
 	locate_self(&s->self);
@@ -49,7 +60,16 @@ static void session_init(struct session *s, int n, char **args)
 	config_init(&s->cfg, env_get);
 	config_default_paths(&s->paths, &s->path_store, s->self.exe_dir, env_get);
 	config_load(&s->cfg, &s->paths, env_get, &s->args);
-	config_report(&s->cfg);
+	if (report)
+		config_report(&s->cfg);
+	const char *why = "injected fault (NVSHIM_FAULT)";
+	if (s->cfg.cache_dir && *s->cfg.cache_dir &&
+	    (fault_inject("cache") || cache_dir_check(s->cfg.cache_dir, &why))) {
+		if (report)
+			warning("cache_dir %s %s: running without a cache", s->cfg.cache_dir, why);
+		free(s->cfg.cache_dir);
+		s->cfg.cache_dir = xstrdup("");
+	}
 }
 
 static void session_release(struct session *s)
@@ -94,7 +114,26 @@ static const struct devices *load_devices(void *arg)
 	return &l->d;
 }
 
-/* What the passes share, and what running the modules pass's commands needs afterwards. */
+/* Runs the passes over the invocation, editing the plan. Fail open: a pass that cannot get
+ * its facts changes nothing. */
+static void run_passes(const struct session *s, const struct invocation *inv, const char *nvcc,
+		       struct plan *plan, struct argv *before, struct argv *after)
+{
+	if (!targets_wanted(inv, &s->cfg))
+		return;
+	struct toolkit tk;
+	struct lazy_devices devs = { .s = s };
+	toolkit_init(&tk);
+	devices_init(&devs.d);
+	if (!toolkit_load(&tk, nvcc, s->cfg.cache_dir)) {
+		struct targets_context ctx = { &s->cfg, &tk, load_devices, &devs };
+		targets_pass(inv, &ctx, plan, before, after);
+	}
+	toolkit_release(&tk);
+	devices_release(&devs.d);
+}
+
+/* What the modules pass keeps for running its commands: its plan and the facts it used. */
 struct passes {
 	struct toolkit tk;
 	struct lazy_devices devs;
@@ -119,52 +158,28 @@ static void passes_release(struct passes *ps)
 	devices_release(&ps->devs.d);
 }
 
-/* Runs the passes over the invocation, editing the plan. Fail open: a pass that cannot get
- * its facts changes nothing. The modules pass sees the command line the targets pass made. */
-static void run_passes(const struct session *s, const struct invocation *inv, const char *nvcc,
-		       struct plan *plan, struct passes *ps, struct argv *before, struct argv *after)
+/* The modules pass, on the command line the other passes made (after the link pass, so that a
+ * split compile-and-link keeps what that pass added to the link). */
+static void run_modules_pass(const struct session *s, const struct invocation *inv, const char *nvcc,
+			     struct plan *plan, struct passes *ps)
 {
-	int targets = targets_wanted(inv, &s->cfg), modules = modules_wanted(inv, &s->cfg);
-	if ((!targets && !modules) || toolkit_load(&ps->tk, nvcc, s->cfg.cache_dir))
+	if (!modules_wanted(inv, &s->cfg) || toolkit_load(&ps->tk, nvcc, s->cfg.cache_dir))
 		return;
-	if (targets) {
-		struct targets_context ctx = { &s->cfg, &ps->tk, load_devices, &ps->devs };
-		targets_pass(inv, &ctx, plan, before, after);
-	}
-	if (modules) {
-		struct invocation now;
-		invocation_parse(&now, plan->argv.v + 1, plan->argv.n - 1, env_get);
-		modules_pass(&now, &ps->mctx, plan, &ps->mp);
-		invocation_release(&now);
-	}
+	struct invocation now;
+	invocation_parse(&now, plan->argv.v + 1, plan->argv.n - 1, env_get);
+	modules_pass(&now, &ps->mctx, plan, &ps->mp);
+	invocation_release(&now);
 }
 
-/* The modules pass's commands: held stderr, a probe on an architecture-related failure, and
- * one retry with what the probe learnt (its notes are those not said already). */
-static void run_modules(struct session *s, struct plan *plan, struct passes *ps, const char *nvcc,
-			struct run_result *res)
+/* The launcher goes in front of every command the modules pass split the line into. */
+static void modules_launcher(struct passes *ps, const struct plan *plan, const char *nvcc)
 {
-	if (modules_run(&ps->mp, plan, &ps->mctx, 1, res) != MODULES_RETRY)
+	if (!strcmp(plan->tool, nvcc) || ps->mp.ngroups < 2)
 		return;
-	struct argv said = ARGV_INIT;
-	argv_copy(&said, &plan->notes);
-	passes_release(ps);
-	passes_init(ps, s, nvcc);
-	plan_release(plan);
-	plan_init(plan, nvcc, s->args.v, s->args.n);
-	struct invocation inv;
-	invocation_parse(&inv, s->args.v, s->args.n, env_get);
-	run_passes(s, &inv, nvcc, plan, ps, NULL, NULL);
-	invocation_release(&inv);
-	for (size_t i = 0; i < plan->notes.n; i++) {
-		int seen = 0;
-		for (size_t k = 0; k < said.n && !seen; k++)
-			seen = !strcmp(said.v[k], plan->notes.v[i]);
-		if (!seen)
-			diag_rewrite("%s", plan->notes.v[i]);
-	}
-	argv_release(&said);
-	modules_run(&ps->mp, plan, &ps->mctx, 0, res);
+	for (size_t g = 0; g < ps->mp.ngroups; g++)
+		argv_insert(&ps->mp.groups[g].argv, 0, plan->tool);
+	if (ps->mp.link.n)
+		argv_insert(&ps->mp.link, 0, plan->tool);
 }
 
 /* Exports the depth the real tool will see. */
@@ -186,11 +201,198 @@ static int loop_guard(void)
 		     LOCATE_DEPTH_VAR, depth);
 }
 
+/* Where the toolkit's stub libcuda.so is, for a link pass. nvcc may be NULL (CC mode): then it
+ * is looked for quietly, since a plain C link must not complain about a missing toolkit. */
+static void link_context_init(struct link_context *ctx, const struct session *s, const char *nvcc)
+{
+	char *found = NULL, *how = NULL;
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->cfg = &s->cfg;
+	if (!nvcc) {
+		FILE *null = fopen("/dev/null", "w");
+		if (null) {
+			diag_set_stream(null);
+			if (locate_nvcc(&s->cfg, env_get, &s->self, &found, &how))
+				found = NULL;
+			diag_set_stream(NULL);
+			fclose(null);
+		}
+		free(how);
+	} else {
+		ctx->toolkit_lib = link_toolkit_lib(nvcc);
+	}
+	ctx->stubs = link_find_stubs(nvcc ? nvcc : found, env_get);
+	ctx->library_path = getenv("LIBRARY_PATH");
+	free(found);
+}
+
+static void link_context_release(struct link_context *ctx)
+{
+	free((char *)ctx->stubs);
+	free((char *)ctx->toolkit_lib);
+	memset(ctx, 0, sizeof(*ctx));
+}
+
+/* The link pass over a request (when it is a link). Fail open: nothing it meets stops a build. */
+static void run_link_pass(const struct session *s, struct link_request *req, const char *nvcc,
+			  struct plan *plan, struct link_result *res)
+{
+	if (!s->cfg.link_lcuda)
+		return;
+	struct link_context ctx;
+	link_context_init(&ctx, s, nvcc);
+	link_pass(req, &ctx, plan, res);
+	link_context_release(&ctx);
+}
+
+static void run_link_pass_nvcc(const struct session *s, const struct invocation *inv, const char *nvcc,
+			       struct plan *plan, struct link_result *res)
+{
+	struct link_request req;
+	link_request_init(&req);
+	if (s->cfg.link_lcuda && link_request_from_nvcc(&req, inv))
+		run_link_pass(s, &req, nvcc, plan, res);
+	link_request_release(&req);
+}
+
+/* Routine notes of CC mode are shown at verbosity verbose; every other note is a rewrite. */
+static void print_notes(const struct plan *plan)
+{
+	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]" };
+	for (size_t i = 0; i < plan->notes.n; i++) {
+		const char *note = plan->notes.v[i];
+		size_t len = strlen(note);
+		int quiet = 0;
+		for (size_t k = 0; k < 2; k++) {
+			size_t rl = strlen(routine[k]);
+			quiet |= len >= rl && !strcmp(note + len - rl, routine[k]);
+		}
+		if (quiet)
+			diag_note(VERBOSITY_VERBOSE, "%s", note);
+		else
+			diag_rewrite("%s", note);
+	}
+}
+
+/* Runs the plan and logs it. With nothing to do afterwards nvshim replaces itself with the
+ * tool; otherwise it waits. A link that may fail for want of -lcuda runs with its stderr held:
+ * when it fails on an undefined driver symbol it runs once more with `retry` added
+ * (rule link.retry), and otherwise its stderr is passed on unchanged. */
+static int execute(struct session *s, struct plan *plan, const struct argv *argv_in,
+		   const struct argv *retry)
+{
+	struct run_result res = { 127, 0, 0 };
+	int log = s->cfg.log_file && *s->cfg.log_file;
+	int hold = retry && retry->n;
+
+	if (!log && !plan->options_file && !hold) {
+		fflush(NULL);
+		runner_exec(plan->tool, &plan->argv);
+		res.status = 127;
+	} else if (hold) {
+		char *err = NULL;
+		runner_run_held(plan->tool, &plan->argv, &res, &err);
+		char *sym = res.status ? link_undefined_driver_symbol(err ? err : "") : NULL;
+		if (sym) {
+			char *added = argv_to_shell(retry);
+			plan_note(plan, "link.retry", "the link failed on an undefined reference to %s: "
+				  "running it again with %s", sym, added);
+			diag_rewrite("%s", plan->notes.v[plan->notes.n - 1]);
+			free(added);
+			free(sym);
+			argv_pushn(&plan->argv, retry->v, retry->n);
+			runner_run(plan->tool, &plan->argv, &res);
+		} else if (err) {
+			runner_write_stderr(err);
+		}
+		free(err);
+	} else {
+		runner_run(plan->tool, &plan->argv, &res);
+	}
+
+	if (log) {
+		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &plan->notes, res.status,
+					   runner_now_ms() - s->start_ms };
+		logfile_write(s->cfg.log_file, &e);
+	}
+	int status = res.status;
+	if (status == 0 && diag_strict_errors())
+		status = 1;
+	return status;
+}
+
+/* Runs what the modules pass planned: compiles with stderr held, a probe on an
+ * architecture-related failure, and one retry planned again with what the probe learnt (only
+ * the notes not said already are said). Logs like execute(). */
+static int execute_modules(struct session *s, struct plan *plan, struct passes *ps, const char *nvcc,
+			   const struct argv *argv_in, struct link_result *link)
+{
+	struct run_result res = { 127, 0, 0 };
+	if (modules_run(&ps->mp, plan, &ps->mctx, 1, &link->retry, &res) == MODULES_RETRY) {
+		struct argv said = ARGV_INIT;
+		char *launcher = strcmp(plan->tool, nvcc) ? xstrdup(plan->tool) : NULL;
+		argv_copy(&said, &plan->notes);
+		passes_release(ps);
+		passes_init(ps, s, nvcc);
+		plan_release(plan);
+		plan_init(plan, nvcc, s->args.v, s->args.n);
+		link_result_release(link);
+		link_result_init(link);
+		struct invocation inv;
+		invocation_parse(&inv, s->args.v, s->args.n, env_get);
+		run_passes(s, &inv, nvcc, plan, NULL, NULL);
+		run_link_pass_nvcc(s, &inv, nvcc, plan, link);
+		run_modules_pass(s, &inv, nvcc, plan, ps);
+		invocation_release(&inv);
+		for (size_t i = 0; i < plan->notes.n; i++) {
+			int seen = 0;
+			for (size_t k = 0; k < said.n && !seen; k++)
+				seen = !strcmp(said.v[k], plan->notes.v[i]);
+			if (!seen)
+				diag_rewrite("%s", plan->notes.v[i]);
+		}
+		argv_release(&said);
+		if (launcher)
+			launcher_apply(plan, launcher);
+		free(launcher);
+		modules_launcher(ps, plan, nvcc);
+		modules_run(&ps->mp, plan, &ps->mctx, 0, &link->retry, &res);
+	}
+	if (s->cfg.log_file && *s->cfg.log_file) {
+		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &plan->notes, res.status,
+					   runner_now_ms() - s->start_ms };
+		logfile_write(s->cfg.log_file, &e);
+	}
+	int status = res.status;
+	if (status == 0 && diag_strict_errors())
+		status = 1;
+	return status;
+}
+
+/* Puts the launcher setting's program in front of nvcc when this invocation compiles. Returns 0,
+ * or -1 after a warning when the launcher cannot be found (nvcc then runs without it). */
+static int add_launcher(const struct session *s, int wanted, struct plan *plan)
+{
+	if (!s->cfg.launcher || !*s->cfg.launcher || !wanted)
+		return 0;
+	char *path, *why;
+	if (launcher_find(s->cfg.launcher, env_get, &s->self, &path, &why)) {
+		const struct config_item *item = config_item_find("launcher");
+		warning("%s (%s); nvcc runs without it", why,
+			s->cfg.origin[item - config_items]);
+		free(why);
+		return -1;
+	}
+	launcher_apply(plan, path);
+	diag_note(VERBOSITY_VERBOSE, "runs nvcc through the launcher %s", path);
+	free(path);
+	return 0;
+}
+
 int commands_nvcc(int n, char **args)
 {
 	struct session s;
 	struct plan plan;
-	struct run_result res = { 127, 0, 0 };
 	char *nvcc = NULL, *how = NULL;
 
 	session_init(&s, n, args);
@@ -208,44 +410,44 @@ int commands_nvcc(int n, char **args)
 	passes_init(&ps, &s, nvcc);
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
-	run_passes(&s, &inv, nvcc, &plan, &ps, NULL, NULL);
+	run_passes(&s, &inv, nvcc, &plan, NULL, NULL);
+	struct link_result link;
+	link_result_init(&link);
+	run_link_pass_nvcc(&s, &inv, nvcc, &plan, &link);
+	run_modules_pass(&s, &inv, nvcc, &plan, &ps);
+	int wants_launcher = launcher_wanted(&inv);
 	invocation_release(&inv);
-	for (size_t i = 0; i < plan.notes.n; i++)
-		diag_rewrite("%s", plan.notes.v[i]);
+	print_notes(&plan);
 	if (!plan.notes.n)
 		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
-	/* A compile the modules pass may probe, or several commands: it runs them. */
+	/* A compile the modules pass may probe, or several commands: it runs them (and passes
+	 * long lines through options files itself). */
 	int modules = ps.mp.active && (ps.mp.hold || ps.mp.ngroups > 1);
 	/* Only a line nvshim changed can be too long: the one it was given was not. */
 	if (!modules && plan_rewritten(&plan, args, (size_t)n) &&
 	    plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
 		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan.options_file);
-
-	/* With nothing to do afterwards nvshim gets out of the way; otherwise it waits. */
-	int after = (s.cfg.log_file && *s.cfg.log_file) || plan.options_file;
-	if (modules) {
-		run_modules(&s, &plan, &ps, nvcc, &res);
-	} else if (!after) {
-		fflush(NULL);
-		runner_exec(plan.tool, &plan.argv);
-		res.status = 127;
-	} else {
-		runner_run(plan.tool, &plan.argv, &res);
+	if (add_launcher(&s, wants_launcher, &plan) && diag_strict_errors()) {
+		passes_release(&ps);
+		link_result_release(&link);
+		plan_release(&plan);
+		free(nvcc);
+		free(how);
+		session_release(&s);
+		return 1;
 	}
 
-	if (s.cfg.log_file && *s.cfg.log_file) {
-		struct argv in = ARGV_INIT;
-		argv_push(&in, nvcc);
-		argv_pushn(&in, args, (size_t)n);
-		struct logfile_entry e = { nvcc, &in, &plan.argv, &plan.notes, res.status,
-					   runner_now_ms() - s.start_ms };
-		logfile_write(s.cfg.log_file, &e);
-		argv_release(&in);
-	}
-	int status = res.status;
-	if (status == 0 && diag_strict_errors())
-		status = 1;
+	if (modules)
+		modules_launcher(&ps, &plan, nvcc);
+
+	struct argv in = ARGV_INIT;
+	argv_push(&in, nvcc);
+	argv_pushn(&in, args, (size_t)n);
+	int status = modules ? execute_modules(&s, &plan, &ps, nvcc, &in, &link)
+			     : execute(&s, &plan, &in, &link.retry);
+	argv_release(&in);
 	passes_release(&ps);
+	link_result_release(&link);
 	plan_release(&plan);
 	free(nvcc);
 	free(how);
@@ -253,23 +455,154 @@ int commands_nvcc(int n, char **args)
 	return status;
 }
 
+/* The usage lines of `nvshim help` and the man page. */
+static const struct {
+	const char *usage;
+	const char *what;
+} usage_lines[] = {
+	{ "nvcc ARGS...", "(nvshim run under the name nvcc) acts as nvcc" },
+	{ "nvshim ARGS...", "acts as nvcc with ARGS" },
+	{ "nvshim nvcc ARGS...", "the same, for ARGS that start with a command word" },
+	{ "nvshim help [--man]", "this text (--man: the nvshim(1) manual page, in troff)" },
+	{ "nvshim version", "nvshim's version and the nvcc it runs" },
+	{ "nvshim config [--template]", "every setting, its value and where it came from" },
+	{ "nvshim explain ARGS...", "the command nvshim would run for these nvcc ARGS, and why; runs nothing" },
+	{ "nvshim doctor", "checks the setup: toolkit, targets, configuration" },
+	{ "nvshim env", "shell lines that put nvshim in front of nvcc: eval \"$(nvshim env)\"" },
+	{ "cc|c++|gcc|g++|clang|clang++ ARGS...",
+	  "(nvshim under that name, or `nvshim cc ARGS`) acts as the host compiler: CUDA sources go "
+	  "to nvcc with gcc's options translated, links get -lcuda when they need it" },
+	{ "nvshim explain cc ARGS...", "what CC mode would run, and why" },
+	{ "nvshim fingerprint [--show]",
+	  "a key that changes when nvshim's rewrite could change, for a compiler cache that runs "
+	  "nvshim; also nvcc --nvshim-fingerprint" },
+};
+
+static const char *type_name(const struct config_item *item)
+{
+	switch (item->type) {
+	case CONF_STRING:
+		return "text";
+	case CONF_PATH:
+		return "path";
+	case CONF_BOOL:
+		return "true or false";
+	case CONF_VERBOSITY:
+		return "quiet, normal, verbose or debug";
+	case CONF_SIZE:
+		return "bytes";
+	case CONF_CHOICE:
+		return item->choices;
+	}
+	return "";
+}
+
+/* Text for troff: backslashes and hyphens escaped, no line starting with a control character. */
+static void troff_text(FILE *out, const char *s)
+{
+	if (*s == '.' || *s == '\'')
+		fputs("\\&", out);
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\e", out);
+		else if (*s == '-')
+			fputs("\\-", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+/* nvshim(1), from the same tables as `nvshim help`: the commands and the settings. */
+static void write_man(FILE *out)
+{
+	struct config defaults;
+	config_init(&defaults, NULL);
+	fprintf(out, ".\\\" nvshim(1), generated by `nvshim help --man` from nvshim's tables.\n"
+		     ".TH NVSHIM 1 \"\" \"nvshim %s\" \"User Commands\"\n"
+		     ".SH NAME\nnvshim \\- a transparent stand\\-in for nvcc\n.SH SYNOPSIS\n",
+		NVSHIM_VERSION);
+	for (size_t i = 0; i < sizeof(usage_lines) / sizeof(usage_lines[0]); i++) {
+		fputs(i ? ".br\n" : "", out);
+		fputs("\\fB", out);
+		troff_text(out, usage_lines[i].usage);
+		fputs("\\fR\n", out);
+	}
+	fputs(".SH DESCRIPTION\n"
+	      "nvshim stands where a build names a CUDA compiler (\\fBCUDACXX\\fR, "
+	      "\\fBCMAKE_CUDA_COMPILER\\fR, \\fBPYTORCH_NVCC\\fR, an \\fBnvcc\\fR first on "
+	      "\\fBPATH\\fR). It reads the invocation, rewrites what would fail (GPU targets the "
+	      "installed nvcc does not accept, \\fB\\-arch=native\\fR without a GPU, ...), explains "
+	      "every rewrite on standard error in nvcc's message style, and runs the real nvcc. "
+	      "With nothing to rewrite, nvcc gets the arguments as given and its own standard "
+	      "input, output and error.\n"
+	      ".SH COMMANDS\n",
+	      out);
+	for (size_t i = 0; i < sizeof(usage_lines) / sizeof(usage_lines[0]); i++) {
+		fputs(".TP\n\\fB", out);
+		troff_text(out, usage_lines[i].usage);
+		fputs("\\fR\n", out);
+		troff_text(out, usage_lines[i].what);
+		fputs("\n", out);
+	}
+	fputs(".SH SETTINGS\n"
+	      "Each setting is read from INI files (\\fIname\\fR = \\fIvalue\\fR), from the "
+	      "environment as \\fBNVSHIM_\\fR\\fINAME\\fR and from \\fB\\-\\-nvshim\\-\\fR\\fIname"
+	      "\\fR=\\fIvalue\\fR options, which are removed before nvcc runs.\n",
+	      out);
+	for (size_t i = 0; i < config_nitems; i++) {
+		const struct config_item *item = &config_items[i];
+		char *v = item->offset == offsetof(struct config, cache_dir) ? xstrdup("")
+									     : config_format(&defaults, item);
+		fprintf(out, ".TP\n\\fB%s\\fR (", item->name);
+		troff_text(out, type_name(item));
+		fputs("; default: ", out);
+		troff_text(out, *v ? v : "none");
+		fputs(")\n", out);
+		troff_text(out, item->help);
+		fputs("\n", out);
+		free(v);
+	}
+	config_release(&defaults);
+	fputs(".SH FILES\n"
+	      "Lowest precedence first; a later file overrides an earlier one.\n"
+	      ".TP\n\\fI<prefix>/etc/nvshim.ini\\fR\nThe installed defaults, found relative to the "
+	      "nvshim executable.\n"
+	      ".TP\n\\fI/etc/nvshim.ini\\fR\nThe machine's settings.\n"
+	      ".TP\n\\fI~/.config/nvshim/nvshim.ini\\fR\nThe user's settings "
+	      "(\\fB$XDG_CONFIG_HOME\\fR/nvshim/nvshim.ini when that is set).\n"
+	      ".TP\n\\fI.nvshim.ini\\fR\nThe project's settings: the first found from the working "
+	      "directory upwards. It cannot choose the programs that run.\n"
+	      ".TP\n\\fI<prefix>/libexec/nvshim/bin/nvcc\\fR\nnvshim under the name nvcc: put this "
+	      "directory first on \\fBPATH\\fR, or point \\fBCUDACXX\\fR at it.\n"
+	      ".SH ENVIRONMENT\n"
+	      ".TP\n\\fBNVSHIM_\\fR\\fINAME\\fR\nA setting (see SETTINGS).\n"
+	      ".TP\n\\fBNVSHIM_DEVICES\\fR\nThe GPUs' compute capabilities (\\fB90,80\\fR; empty for "
+	      "none) instead of detecting them: for build machines without a GPU.\n"
+	      ".TP\n\\fBNVSHIM_DEPTH\\fR\nSet by nvshim for the nvcc it runs; an nvshim that finds it "
+	      "set stops, instead of starting itself without end.\n"
+	      ".TP\n\\fBCUDA_HOME\\fR, \\fBCUDA_PATH\\fR, \\fBPATH\\fR\nWhere the real nvcc is looked "
+	      "for when \\fBreal_nvcc\\fR is empty.\n"
+	      ".SH EXAMPLES\n"
+	      ".nf\n"
+	      "eval \"$(nvshim env)\"              # nvcc, CUDACXX and PYTORCH_NVCC are nvshim\n"
+	      "NVSHIM_LAUNCHER=ccache make       # nvshim, then ccache, then nvcc\n"
+	      "nvshim explain \\-c k.cu \\-arch=sm_70\n"
+	      ".fi\n"
+	      ".SH SEE ALSO\n"
+	      "\\fBnvcc\\fR(1), \\fBccache\\fR(1), \\fBsccache\\fR(1)\n",
+	      out);
+}
+
 static int cmd_help(int n, char **args)
 {
-	(void)n;
-	(void)args;
-	printf("nvshim %s: a transparent stand-in for nvcc\n\n"
-	       "Usage:\n"
-	       "  nvcc ARGS...            (nvshim run under the name nvcc) acts as nvcc\n"
-	       "  nvshim ARGS...          acts as nvcc with ARGS\n"
-	       "  nvshim nvcc ARGS...     the same, for ARGS that start with a command word\n"
-	       "  nvshim help             this text\n"
-	       "  nvshim version          nvshim's version and the nvcc it runs\n"
-	       "  nvshim config           every setting, its value and where it came from\n"
-	       "  nvshim explain ARGS...  the command nvshim would run for these nvcc ARGS, and why;\n"
-	       "                          runs nothing\n"
-	       "  nvshim doctor           checks the setup: toolkit, targets, configuration\n\n"
-	       "Settings (INI files, NVSHIM_<NAME> variables, --nvshim-<name>=<value> options):\n",
-	       NVSHIM_VERSION);
+	if (n == 1 && !strcmp(args[0], "--man")) {
+		write_man(stdout);
+		return 0;
+	}
+	printf("nvshim %s: a transparent stand-in for nvcc\n\nUsage:\n", NVSHIM_VERSION);
+	for (size_t i = 0; i < sizeof(usage_lines) / sizeof(usage_lines[0]); i++)
+		printf("  %-28s  %s\n", usage_lines[i].usage, usage_lines[i].what);
+	printf("\nSettings (INI files, NVSHIM_<NAME> variables, --nvshim-<name>=<value> options):\n");
 	for (size_t i = 0; i < config_nitems; i++)
 		printf("  %-24s %s\n", config_items[i].name, config_items[i].help);
 	printf("\nFiles, lowest precedence first: <prefix>/etc/nvshim.ini, /etc/nvshim.ini,\n"
@@ -318,6 +651,9 @@ static void print_args(const char *label, const struct argv *a)
 	free(line);
 }
 
+static int cc_explain(const char *name, int n, char **args);
+static void print_link_line(const struct link_result *link, int is_link);
+
 static int cmd_explain(int n, char **args)
 {
 	struct session s;
@@ -325,19 +661,29 @@ static int cmd_explain(int n, char **args)
 	struct plan plan;
 	char *nvcc = NULL, *how = NULL;
 
+	if (n >= 1 && commands_is_cc_name(args[0]))
+		return cc_explain(args[0], n - 1, args + 1);
 	session_init(&s, n, args);
 	if (locate_nvcc(&s.cfg, env_get, &s.self, &nvcc, &how)) {
 		session_release(&s);
 		return 1;
 	}
 	struct argv before = ARGV_INIT, after = ARGV_INIT;
-	struct passes ps;
-	passes_init(&ps, &s, nvcc);
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
-	run_passes(&s, &inv, nvcc, &plan, &ps, &before, &after);
+	run_passes(&s, &inv, nvcc, &plan, &before, &after);
+	struct link_result link;
+	link_result_init(&link);
+	run_link_pass_nvcc(&s, &inv, nvcc, &plan, &link);
+	struct passes ps;
+	passes_init(&ps, &s, nvcc);
+	run_modules_pass(&s, &inv, nvcc, &plan, &ps);
+	add_launcher(&s, launcher_wanted(&inv), &plan);
+	modules_launcher(&ps, &plan, nvcc);
 
 	printf("real nvcc : %s (found through %s)\n", nvcc, how);
+	if (strcmp(plan.tool, nvcc))
+		printf("launcher  : %s\n", plan.tool);
 	printf("mode      : %s%s%s\n", inv.info ? "information only" : invocation_mode_name(inv.mode),
 	       inv.modes_conflict ? " (several modes given; nvcc decides)" : "",
 	       inv.dryrun ? ", dry run" : "");
@@ -371,6 +717,11 @@ static int cmd_explain(int n, char **args)
 	}
 	argv_release(&before);
 	argv_release(&after);
+	struct link_request req;
+	link_request_init(&req);
+	print_link_line(&link, s.cfg.link_lcuda && link_request_from_nvcc(&req, &inv));
+	link_request_release(&req);
+	link_result_release(&link);
 	if (!plan.notes.n)
 		printf("notes     : none; nvcc runs with the arguments unchanged\n");
 	for (size_t i = 0; i < ps.mp.explain.n; i++)
@@ -395,6 +746,233 @@ static int cmd_explain(int n, char **args)
 	free(nvcc);
 	free(how);
 	int rc = diag_strict_errors() ? 1 : 0;
+	session_release(&s);
+	return rc;
+}
+
+
+/* ---- CC/CXX mode: nvshim as the host compiler ---- */
+
+static const char *const cc_names[] = { "cc", "c++", "gcc", "g++", "clang", "clang++" };
+
+int commands_is_cc_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cc_names) / sizeof(cc_names[0]); i++)
+		if (!strcmp(name, cc_names[i]))
+			return 1;
+	return 0;
+}
+
+static int cc_is_cxx(const char *name)
+{
+	size_t len = strlen(name);
+	return len >= 2 && !strcmp(name + len - 2, "++");
+}
+
+/* The C++ driver of a C driver's family: nvcc needs a C++ host compiler. */
+static const char *cc_counterpart(const char *name)
+{
+	if (!strcmp(name, "cc"))
+		return "c++";
+	if (!strcmp(name, "gcc"))
+		return "g++";
+	if (!strcmp(name, "clang"))
+		return "clang++";
+	return name;
+}
+
+/* The real compiler: the setting when it is set, else the first `name` on PATH that is not
+ * nvshim itself. xmalloc'ed; NULL after an error (none when quiet). *how says where from. */
+static char *locate_host(const struct session *s, const char *name, const char *setting_name,
+			 const char *setting, int quiet, const char **how)
+{
+	int is_self;
+	*how = "PATH";
+	if (setting && *setting) {
+		*how = setting_name;
+		if (locate_is_candidate(&s->self, setting, &is_self))
+			return xstrdup(setting);
+		if (!quiet)
+			error("%s '%s' %s", setting_name, setting,
+			      is_self ? "is nvshim itself; point it at the real compiler"
+				      : "is not an executable file");
+		return NULL;
+	}
+	char *found = locate_on_path(&s->self, env_get, name);
+	if (found)
+		return found;
+	if (!quiet)
+		error("cannot find the real %s: none on PATH other than nvshim itself; set %s (or "
+		      "NVSHIM_%s) to the compiler", name, setting_name,
+		      !strcmp(setting_name, "host_cc") ? "HOST_CC" : "HOST_CXX");
+	return NULL;
+}
+
+/* What CC mode will run for these arguments: the plan, and what a failed link would add. */
+struct cc_run {
+	char *real;        /* the real host compiler */
+	const char *how;   /* where it came from */
+	char *nvcc;        /* set when CUDA inputs go to nvcc */
+	char *nvcc_how;
+	struct hostcc hc;
+	struct plan plan;
+	struct link_result link;
+};
+
+static int cc_plan(struct session *s, const char *name, struct cc_run *r)
+{
+	int cxx = cc_is_cxx(name);
+	memset(r, 0, sizeof(*r));
+	link_result_init(&r->link);
+	r->real = locate_host(s, name, cxx ? "host_cxx" : "host_cc", cxx ? s->cfg.host_cxx : s->cfg.host_cc,
+			      0, &r->how);
+	if (!r->real)
+		return -1;
+	hostcc_parse(&r->hc, s->args.v, s->args.n);
+	if (!r->hc.ncuda || r->hc.mode == HOSTCC_INFO) {
+		/* Not CUDA: the real compiler, the arguments as given; links get the link pass. */
+		plan_init(&r->plan, r->real, s->args.v, s->args.n);
+		struct link_request req;
+		link_request_init(&req);
+		if (s->cfg.link_lcuda && link_request_from_hostcc(&req, &r->hc))
+			run_link_pass(s, &req, NULL, &r->plan, &r->link);
+		link_request_release(&req);
+		return 0;
+	}
+	if (locate_nvcc(&s->cfg, env_get, &s->self, &r->nvcc, &r->nvcc_how))
+		return -1;
+	char *ccbin = NULL;
+	const char *how;
+	if (!getenv("NVCC_CCBIN"))
+		ccbin = cxx ? xstrdup(r->real)
+			    : locate_host(s, cc_counterpart(name), "host_cxx", s->cfg.host_cxx, 1, &how);
+	struct argv nv = ARGV_INIT, notes = ARGV_INIT;
+	hostcc_translate(&r->hc, ccbin, &nv, &notes);
+	plan_init(&r->plan, r->nvcc, nv.v, nv.n);
+	argv_pushn(&r->plan.notes, notes.v, notes.n);
+	struct invocation inv;
+	invocation_parse(&inv, nv.v, nv.n, env_get);
+	run_passes(s, &inv, r->nvcc, &r->plan, NULL, NULL);
+	run_link_pass_nvcc(s, &inv, r->nvcc, &r->plan, &r->link);
+	invocation_release(&inv);
+	argv_release(&nv);
+	argv_release(&notes);
+	free(ccbin);
+	return 0;
+}
+
+static void cc_run_release(struct cc_run *r)
+{
+	free(r->real);
+	free(r->nvcc);
+	free(r->nvcc_how);
+	hostcc_release(&r->hc);
+	plan_release(&r->plan);
+	link_result_release(&r->link);
+}
+
+int commands_cc(const char *name, int n, char **args)
+{
+	struct session s;
+	struct cc_run r;
+	int depth = locate_depth(env_get);
+
+	/* Started by a tool nvshim runs (nvcc's host compiler steps): the real compiler only. */
+	session_init_report(&s, n, args, depth == 0);
+	if (depth > 0) {
+		const char *how;
+		int cxx = cc_is_cxx(name);
+		char *real = locate_host(&s, name, cxx ? "host_cxx" : "host_cc",
+					 cxx ? s.cfg.host_cxx : s.cfg.host_cc, 0, &how);
+		int status = 1;
+		if (real) {
+			struct argv a = ARGV_INIT;
+			argv_push(&a, real);
+			argv_pushn(&a, s.args.v, s.args.n);
+			fflush(NULL);
+			runner_exec(real, &a);
+			argv_release(&a);
+			free(real);
+			status = 127;
+		}
+		session_release(&s);
+		return status;
+	}
+	if (diag_strict_errors()) {
+		session_release(&s);
+		return 1;
+	}
+	enter_child_depth();
+	if (cc_plan(&s, name, &r)) {
+		cc_run_release(&r);
+		session_release(&s);
+		return 1;
+	}
+	diag_note(VERBOSITY_VERBOSE, "runs %s (%s)", r.plan.tool, r.nvcc ? "CUDA inputs: nvcc" : r.how);
+	print_notes(&r.plan);
+	if (r.nvcc && plan_finalize(&r.plan, s.cfg.options_file_threshold, NULL) > 0)
+		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", r.plan.options_file);
+	struct argv in = ARGV_INIT;
+	argv_push(&in, name);
+	argv_pushn(&in, args, (size_t)n);
+	int status = execute(&s, &r.plan, &in, &r.link.retry);
+	argv_release(&in);
+	cc_run_release(&r);
+	session_release(&s);
+	return status;
+}
+
+static void print_link_line(const struct link_result *link, int is_link)
+{
+	if (!is_link)
+		return;
+	if (link->changed) {
+		printf("link      : -lcuda added (%s)\n", link->symbol);
+	} else if (link->retry.n) {
+		char *r = argv_to_shell(&link->retry);
+		printf("link      : no driver symbol left undefined by the inputs read; a link that fails "
+		       "on one runs again with %s\n", r);
+		free(r);
+	} else {
+		printf("link      : nothing to add\n");
+	}
+}
+
+/* `nvshim explain cc ARGS...`: what CC mode would run, and why. */
+static int cc_explain(const char *name, int n, char **args)
+{
+	struct session s;
+	struct cc_run r;
+	session_init(&s, n, args);
+	if (cc_plan(&s, name, &r)) {
+		cc_run_release(&r);
+		session_release(&s);
+		return 1;
+	}
+	printf("host compiler: %s (found through %s)\n", r.real, r.how);
+	printf("mode      : %s %s\n", name, hostcc_mode_name(r.hc.mode));
+	printf("inputs    :");
+	for (size_t i = 0; i < r.hc.n; i++)
+		if (r.hc.v[i].input)
+			printf(" %s (%s)", r.hc.args.v[r.hc.v[i].pos], invocation_input_kind_name(r.hc.v[i].kind));
+	printf("%s\n", r.hc.ninputs ? "" : " none");
+	if (r.nvcc)
+		printf("runs      : nvcc, %s (found through %s): CUDA inputs\n", r.nvcc, r.nvcc_how);
+	else
+		printf("runs      : the host compiler, with the arguments as given%s\n",
+		       r.hc.mode == HOSTCC_LINK ? " (and the link pass)" : "");
+	struct link_request req;
+	link_request_init(&req);
+	int is_link = r.nvcc ? r.hc.mode == HOSTCC_LINK : link_request_from_hostcc(&req, &r.hc);
+	link_request_release(&req);
+	print_link_line(&r.link, is_link && s.cfg.link_lcuda);
+	if (!r.plan.notes.n)
+		printf("notes     : none\n");
+	for (size_t i = 0; i < r.plan.notes.n; i++)
+		printf("note      : %s\n", r.plan.notes.v[i]);
+	print_args("command", &r.plan.argv);
+	int rc = diag_strict_errors() ? 1 : 0;
+	cc_run_release(&r);
 	session_release(&s);
 	return rc;
 }
@@ -505,6 +1083,16 @@ static int cmd_doctor(int n, char **args)
 		}
 		toolkit_release(&tk);
 	}
+	if (s.cfg.launcher && *s.cfg.launcher) {
+		char *lpath, *why;
+		if (launcher_find(s.cfg.launcher, env_get, &s.self, &lpath, &why)) {
+			doctor_problem("%s: compilations run without it", why);
+			free(why);
+		} else {
+			printf("launcher  : %s (runs nvcc for every compilation)\n", lpath);
+			free(lpath);
+		}
+	}
 	struct lazy_devices devs = { .s = &s };
 	devices_init(&devs.d);
 	const struct devices *d = load_devices(&devs);
@@ -531,17 +1119,118 @@ static int cmd_doctor(int n, char **args)
 	return problems ? 1 : 0;
 }
 
+/* The directory whose nvcc is nvshim: <prefix>/libexec/nvshim/bin (resolved), or NULL. */
+static char *nvcc_dir(const struct self *self)
+{
+	static const char *const rel[] = { "/../libexec/nvshim/bin", "/libexec/nvshim/bin" };
+	for (size_t i = 0; self->exe_dir && i < 2; i++) {
+		char *dir = concat(self->exe_dir, rel[i], NULL);
+		char *nvcc = concat(dir, "/nvcc", NULL);
+		char *resolved = access(nvcc, X_OK) ? NULL : realpath(dir, NULL);
+		free(dir);
+		free(nvcc);
+		if (resolved)
+			return resolved;
+	}
+	return NULL;
+}
+
+static void print_export(const char *name, const char *value)
+{
+	char *q = xstrdup("");
+	size_t len = 0;
+	argv_shell_quote(&q, &len, value);
+	printf("%s=%s; export %s\n", name, q, name);
+	free(q);
+}
+
+/* `eval "$(nvshim env)"`: nvshim's nvcc first on PATH (once), and CUDACXX and PYTORCH_NVCC. */
+static int cmd_env(int n, char **args)
+{
+	struct self self;
+	(void)args;
+	if (n)
+		return error("usage: nvshim env (then: eval \"$(nvshim env)\")");
+	locate_self(&self);
+	char *dir = nvcc_dir(&self);
+	if (!dir) {
+		error("no libexec/nvshim/bin/nvcc beside %s: run the nvshim of an installed prefix or "
+		      "of a build tree", self.exe ? self.exe : "nvshim");
+		locate_self_release(&self);
+		return 1;
+	}
+	char *path = xstrdup(dir);
+	const char *p = getenv("PATH");
+	while (p) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		if (len != strlen(dir) || strncmp(p, dir, len)) {
+			char *next = xasprintf("%s:%.*s", path, (int)len, p);
+			free(path);
+			path = next;
+		}
+		p = colon ? colon + 1 : NULL;
+	}
+	char *nvcc = concat(dir, "/nvcc", NULL);
+	print_export("PATH", path);
+	print_export("CUDACXX", nvcc);
+	print_export("PYTORCH_NVCC", nvcc);
+	free(nvcc);
+	free(path);
+	free(dir);
+	locate_self_release(&self);
+	return 0;
+}
+
+/* For a compiler cache that runs nvshim: see launcher.h. */
+static int cmd_fingerprint(int n, char **args)
+{
+	struct session s;
+	char *nvcc = NULL, *how = NULL;
+	int show = n == 1 && !strcmp(args[0], "--show");
+	if (n && !show)
+		return error("usage: nvshim fingerprint [--show]");
+	session_init(&s, 0, NULL);
+	int rc = locate_nvcc(&s.cfg, env_get, &s.self, &nvcc, &how) ? 1 : 0;
+	struct lazy_devices devs = { .s = &s };
+	devices_init(&devs.d);
+	char *text = launcher_fingerprint_text(&s.cfg, s.self.exe, nvcc, load_devices(&devs));
+	if (show) {
+		fputs(text, stdout);
+	} else {
+		char *key = launcher_fingerprint(text);
+		printf("%s\n", key);
+		free(key);
+	}
+	if (diag_strict_errors())
+		rc = 1;
+	free(text);
+	devices_release(&devs.d);
+	free(nvcc);
+	free(how);
+	session_release(&s);
+	return rc;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int n, char **args);
 } commands[] = {
-	{ "config", cmd_config }, { "doctor", cmd_doctor }, { "explain", cmd_explain },
-	{ "help", cmd_help },	  { "nvcc", commands_nvcc }, { "version", cmd_version },
+	{ "config", cmd_config }, { "doctor", cmd_doctor },   { "env", cmd_env },
+	{ "explain", cmd_explain }, { "fingerprint", cmd_fingerprint }, { "help", cmd_help },
+	{ "nvcc", commands_nvcc }, { "version", cmd_version },
 };
 
 int commands_main(int argc, char **argv)
 {
 	const char *base = argc > 0 ? lbasename(argv[0]) : "nvshim";
+	/* ccache's compiler_check runs `%compiler% --nvshim-fingerprint`, under any name. */
+	if (argc == 2 && !strcmp(argv[1], "--nvshim-fingerprint"))
+		return cmd_fingerprint(0, NULL);
+	if (commands_is_cc_name(base))
+		return commands_cc(base, argc - 1, argv + 1);
+	if (!strcmp(base, "nvshim") && argc > 1 && commands_is_cc_name(argv[1]))
+		return commands_cc(argv[1], argc - 2, argv + 2);
 	if (!strcmp(base, "nvshim") && argc > 1) {
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 			if (!strcmp(argv[1], commands[i].name))

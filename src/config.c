@@ -16,6 +16,7 @@
 #include <libiberty.h>
 
 #include "nvshim/rules.h"
+#include "nvshim/fault.h"
 
 #define ITEM(n, t, f, alias, h) { #n, t, offsetof(struct config, n), f, alias, NULL, h }
 #define CHOICE(n, choices, h) { #n, CONF_CHOICE, offsetof(struct config, n), 0, NULL, choices, h }
@@ -24,22 +25,27 @@ const struct config_item config_items[] = {
 	ITEM(real_nvcc, CONF_PATH, CONF_PROGRAM, "NVSHIM_NVCC",
 	     "The nvcc to run. Empty: $CUDA_HOME or $CUDA_PATH/bin/nvcc, else the first nvcc on PATH "
 	     "that is not nvshim, else /usr/local/cuda/bin/nvcc."),
-	ITEM(verbosity, CONF_VERBOSITY, 0, NULL,
+	ITEM(launcher, CONF_STRING, CONF_PROGRAM | CONF_NOT_PROJECT | CONF_NEUTRAL, NULL,
+	     "A compiler cache or distributor that runs nvcc: ccache, sccache, distcc (found on PATH) "
+	     "or a path. nvshim runs LAUNCHER NVCC ARGS with the rewritten arguments for every "
+	     "compilation (not for links, -E, -M, dry runs or information options), so the cache "
+	     "sees the final target list. Never from a project file. Empty: nvcc runs directly."),
+	ITEM(verbosity, CONF_VERBOSITY, CONF_NEUTRAL, NULL,
 	     "How much nvshim says on stderr: quiet (errors only), normal (warnings and every "
 	     "rewrite), verbose (also what it decided and why), debug."),
-	ITEM(log_file, CONF_PATH, 0, NULL,
+	ITEM(log_file, CONF_PATH, CONF_NEUTRAL, NULL,
 	     "Append one JSON line per invocation here: argv in and out, notes, exit status, wall "
 	     "time. Empty: no log."),
-	ITEM(strict, CONF_BOOL, 0, NULL,
+	ITEM(strict, CONF_BOOL, CONF_NEUTRAL, NULL,
 	     "Turn every nvshim warning (a bad config line, an internal problem) into an error that "
 	     "fails the command, for CI. Off: nvshim warns and runs nvcc unchanged (fail open)."),
-	ITEM(cache_dir, CONF_PATH, 0, NULL,
+	ITEM(cache_dir, CONF_PATH, CONF_NEUTRAL, NULL,
 	     "Where nvshim keeps its caches and temporary files. Default: $XDG_CACHE_HOME/nvshim, "
 	     "else ~/.cache/nvshim."),
-	ITEM(trust_project, CONF_BOOL, CONF_NOT_PROJECT, NULL,
-	     "Let a project's .nvshim.ini choose programs to run (real_nvcc). Only the system or user "
-	     "file, the environment or an option can set this."),
-	ITEM(options_file_threshold, CONF_SIZE, 0, NULL,
+	ITEM(trust_project, CONF_BOOL, CONF_NOT_PROJECT | CONF_NEUTRAL, NULL,
+	     "Let a project's .nvshim.ini choose the nvcc to run (real_nvcc; never the launcher). Only "
+	     "the system or user file, the environment or an option can set this."),
+	ITEM(options_file_threshold, CONF_SIZE, CONF_NEUTRAL, NULL,
 	     "A rewritten command line longer than this many bytes is passed to nvcc through a "
 	     "private --options-file, removed afterwards."),
 	ITEM(targets_unsupported, CONF_BOOL, 0, NULL,
@@ -62,6 +68,17 @@ const struct config_item config_items[] = {
 	CHOICE(when_no_arch, "keep|devices",
 	       "A command line without any target option: keep nvcc's default, or build for the "
 	       "detected GPUs (rule targets.no_arch)."),
+	ITEM(link_lcuda, CONF_BOOL, 0, NULL,
+	     "Add -lcuda to a link whose objects call the CUDA driver API (cuTensorMapEncodeTiled, "
+	     "cuGetProcAddress, ...) and nothing on the line provides it, with the toolkit's stubs "
+	     "directory when no libcuda.so is found (rule link.lcuda); run a link that fails on an "
+	     "undefined driver symbol once more with -lcuda (rule link.retry)."),
+	ITEM(host_cc, CONF_PATH, CONF_PROGRAM, NULL,
+	     "The C compiler nvshim runs as cc, gcc or clang (CC mode). Empty: the same name on PATH, "
+	     "past nvshim itself."),
+	ITEM(host_cxx, CONF_PATH, CONF_PROGRAM, NULL,
+	     "The C++ compiler nvshim runs as c++, g++ or clang++ (CXX mode), and gives nvcc as -ccbin "
+	     "for CUDA sources. Empty: the same name on PATH, past nvshim itself."),
 	ITEM(modules, CONF_BOOL, 0, NULL,
 	     "The modules pass: give each CUDA source the requested targets it can build for, from "
 	     "rules, a scan of its text and a probe when nvcc fails; upgrade sm_NN to sm_NNa where the "
@@ -75,7 +92,7 @@ const struct config_item config_items[] = {
 	ITEM(modules_probe, CONF_BOOL, 0, NULL,
 	     "When nvcc fails with an architecture-related error, build each target on its own, keep "
 	     "those that pass and retry once; verdicts are cached in cache_dir (rule modules.probe)."),
-	ITEM(jobs, CONF_SIZE, 0, NULL,
+	ITEM(jobs, CONF_SIZE, CONF_NEUTRAL, NULL,
 	     "How many probe compiles run at once. 0: the number of CPUs."),
 	ITEM(rules_dir, CONF_PATH, 0, NULL,
 	     "A directory of *.ini files with [module] rules, read before the configuration files' own. "
@@ -134,6 +151,7 @@ void config_init(struct config *c, config_getenv_fn env)
 	c->targets_arch_specific = 1;
 	c->modules = c->modules_rules = c->modules_scan = c->modules_probe = 1;
 	argv_init(&c->module_rules);
+	c->link_lcuda = 1;
 	for (size_t i = 0; i < config_nitems; i++) {
 		const struct config_item *item = &config_items[i];
 		if (item->type == CONF_CHOICE)
@@ -363,6 +381,23 @@ static int on_setting(void *user, const char *section, const char *name, const c
 	return 1;
 }
 
+/* The offset of the first byte that no text file holds (NUL, a control character other than
+ * tab, CR and LF), or -1; the stream is rewound. */
+static long binary_offset(FILE *fp, int *byte)
+{
+	long off = 0;
+	int ch;
+	while ((ch = fgetc(fp)) != EOF) {
+		if (ch == 0 || ch == 0x7f || (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')) {
+			*byte = ch;
+			return off;
+		}
+		off++;
+	}
+	rewind(fp);
+	return -1;
+}
+
 int config_load_file(struct config *c, const char *path, enum config_layer layer)
 {
 	struct file_state st = { c, NULL, path, NULL, layer, 0, NULL };
@@ -374,9 +409,20 @@ int config_load_file(struct config *c, const char *path, enum config_layer layer
 		problem(c, "%s: is a directory, not a configuration file", path);
 		return 0;
 	}
+	if (fault_inject("config")) {
+		problem(c, "%s: cannot read: injected fault (NVSHIM_FAULT)", path);
+		return 0;
+	}
 	st.fp = fopen(path, "r");
 	if (!st.fp) {
 		problem(c, "%s: cannot read: %s", path, strerror(errno));
+		return 0;
+	}
+	int byte = 0;
+	long off = binary_offset(st.fp, &byte);
+	if (off >= 0) {
+		problem(c, "%s: not a text file (byte 0x%02x at offset %ld); ignored", path, byte, off);
+		fclose(st.fp);
 		return 0;
 	}
 	const char *slash = strrchr(path, '/');

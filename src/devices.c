@@ -11,6 +11,7 @@
 
 #include "nvshim/cache.h"
 #include "nvshim/diag.h"
+#include "nvshim/fault.h"
 #include "nvshim/runner.h"
 
 void devices_init(struct devices *d) { memset(d, 0, sizeof(*d)); }
@@ -169,6 +170,11 @@ void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir
 		if (devices_parse(d, override, &why))
 			warning("NVSHIM_DEVICES='%s': %s; using no GPU", override, why);
 		d->source = xstrdup("NVSHIM_DEVICES");
+		return;
+	}
+	if (fault_inject("devices")) {
+		warning("cannot list the GPUs: injected fault (NVSHIM_FAULT); assuming none");
+		d->source = xstrdup("none (injected fault)");
 		return;
 	}
 	char *key = driver_key(env);

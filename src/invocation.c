@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libiberty.h>
 
@@ -11,6 +12,9 @@
 /* Nested --options-file files deeper than this are left unexpanded (a file that includes
  * itself would otherwise never end); nvcc reports such a file itself. */
 #define OPTIONS_FILE_DEPTH 16
+/* Files read for one command line at most: a file that names itself twice would otherwise
+ * double the work at every level. */
+#define OPTIONS_FILES_MAX 256
 
 /* The index in argv of the command-line argument being expanded, while it is. */
 static size_t current_index = INVOCATION_NOT_IN_ARGV;
@@ -57,40 +61,53 @@ static int is_options_file(const char *arg, const char **value)
 static void expand_arg(struct invocation *inv, char *const *args, size_t n, size_t *i,
 		       enum arg_source src, int depth);
 
+/* Expands one file of arguments (quoted as libiberty's buildargv() reads them) into the
+ * analysed line, nested files included, up to OPTIONS_FILE_DEPTH deep and OPTIONS_FILES_MAX
+ * files in all (a file that names itself stops there). Returns -1, expanding nothing, when it is not a readable regular file. */
+static int expand_file(struct invocation *inv, const char *path, enum arg_source src, int depth)
+{
+	struct stat sb;
+	if (depth >= OPTIONS_FILE_DEPTH || inv->files_read >= OPTIONS_FILES_MAX || stat(path, &sb) ||
+	    !S_ISREG(sb.st_mode))
+		return -1;
+	inv->files_read++;
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	char *text = NULL;
+	size_t len = 0, alloc = 0;
+	char chunk[8192];
+	size_t got;
+	while ((got = fread(chunk, 1, sizeof(chunk), fp)) > 0) {
+		if (len + got + 1 > alloc) {
+			alloc = (len + got + 1) * 2;
+			text = XRESIZEVEC(char, text, alloc);
+		}
+		memcpy(text + len, chunk, got);
+		len += got;
+	}
+	fclose(fp);
+	if (!text)
+		return 0;
+	text[len] = '\0';
+	char **v = buildargv(text);
+	free(text);
+	size_t vn = 0;
+	while (v && v[vn])
+		vn++;
+	for (size_t j = 0; j < vn; j++)
+		expand_arg(inv, v, vn, &j, src, depth + 1);
+	freeargv(v);
+	return 0;
+}
+
 /* Expands the files of one --options-file value (a comma list) into the analysed line. */
 static void expand_options_files(struct invocation *inv, const char *list, int depth)
 {
 	struct argv files = ARGV_INIT;
 	invocation_split_list(&files, list);
-	for (size_t f = 0; f < files.n; f++) {
-		char *text = NULL;
-		FILE *fp = depth < OPTIONS_FILE_DEPTH ? fopen(files.v[f], "r") : NULL;
-		if (!fp)
-			continue;
-		size_t len = 0, alloc = 0;
-		char chunk[8192];
-		size_t got;
-		while ((got = fread(chunk, 1, sizeof(chunk), fp)) > 0) {
-			if (len + got + 1 > alloc) {
-				alloc = (len + got + 1) * 2;
-				text = XRESIZEVEC(char, text, alloc);
-			}
-			memcpy(text + len, chunk, got);
-			len += got;
-		}
-		fclose(fp);
-		if (!text)
-			continue;
-		text[len] = '\0';
-		char **v = buildargv(text);
-		free(text);
-		size_t vn = 0;
-		while (v && v[vn])
-			vn++;
-		for (size_t j = 0; j < vn; j++)
-			expand_arg(inv, v, vn, &j, SOURCE_OPTIONS_FILE, depth + 1);
-		freeargv(v);
-	}
+	for (size_t f = 0; f < files.n; f++)
+		expand_file(inv, files.v[f], SOURCE_OPTIONS_FILE, depth);
 	argv_release(&files);
 }
 
@@ -100,22 +117,11 @@ static void expand_arg(struct invocation *inv, char *const *args, size_t n, size
 	const char *arg = args[*i];
 	const char *value;
 
+	/* nvcc itself does not read @file; it is expanded for analysis only, and kept as it is
+	 * when it is no file. */
 	if (arg[0] == '@' && arg[1]) {
-		/* nvcc itself does not read @file; it is expanded for analysis only. */
-		int ac = 2;
-		char *mini[] = { (char *)"nvshim", (char *)arg, NULL };
-		char **av = mini;
-		expandargv(&ac, &av);
-		if (av == mini) {
+		if (expand_file(inv, arg + 1, SOURCE_RESPONSE_FILE, depth))
 			push(inv, arg, src);
-			return;
-		}
-		for (int k = 1; k < ac; k++) {
-			size_t kk = (size_t)k;
-			expand_arg(inv, av, (size_t)ac, &kk, SOURCE_RESPONSE_FILE, depth + 1);
-			k = (int)kk;
-		}
-		freeargv(av);
 		return;
 	}
 	if (is_options_file(arg, &value)) {

@@ -10,6 +10,59 @@
 
 #include "nvshim/diag.h"
 
+#ifndef NVSHIM_REL_BINDIR
+#define NVSHIM_REL_BINDIR "bin"
+#endif
+
+#define LIBEXEC_BIN "/libexec/nvshim/bin"
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Notes the twin at path (see locate.h); returns 1 if it is there. */
+static int find_twin(struct self *self, const char *path)
+{
+	struct stat sb;
+	if (stat(path, &sb) || !S_ISREG(sb.st_mode))
+		return 0;
+	self->twin_dev = sb.st_dev;
+	self->twin_ino = sb.st_ino;
+	self->twin_known = 1;
+	return 1;
+}
+
+static void locate_twin(struct self *self)
+{
+	/* An absolute CMAKE_INSTALL_BINDIR is not relative to the prefix: use bin/. */
+	const char *bindir = NVSHIM_REL_BINDIR[0] == '/' ? "bin" : NVSHIM_REL_BINDIR;
+	if (ends_with(self->exe_dir, LIBEXEC_BIN)) {
+		/* Run as <prefix>/libexec/nvshim/bin/nvcc: the twin is <prefix>/bin/nvshim, or
+		 * <build>/nvshim in a build tree. */
+		size_t plen = strlen(self->exe_dir) - strlen(LIBEXEC_BIN);
+		char *prefix = xstrndup(self->exe_dir, plen);
+		char *bin = concat(prefix, "/", bindir, "/nvshim", NULL);
+		char *flat = concat(prefix, "/nvshim", NULL);
+		const char *twin = find_twin(self, bin) ? bin : find_twin(self, flat) ? flat : NULL;
+		if (twin) {
+			free(self->exe_dir);
+			self->exe_dir = xstrndup(twin, (size_t)(strrchr(twin, '/') - twin));
+		}
+		free(prefix);
+		free(bin);
+		free(flat);
+		return;
+	}
+	char *installed = concat(self->exe_dir, "/.." LIBEXEC_BIN "/nvcc", NULL);
+	char *build = concat(self->exe_dir, LIBEXEC_BIN "/nvcc", NULL);
+	if (!find_twin(self, installed))
+		find_twin(self, build);
+	free(installed);
+	free(build);
+}
+
 void locate_self(struct self *self)
 {
 	struct stat sb;
@@ -30,6 +83,8 @@ void locate_self(struct self *self)
 		self->ino = sb.st_ino;
 		self->known = 1;
 	}
+	if (self->exe_dir)
+		locate_twin(self);
 }
 
 void locate_self_release(struct self *self)
@@ -45,7 +100,8 @@ int locate_is_candidate(const struct self *self, const char *path, int *is_self)
 	*is_self = 0;
 	if (stat(path, &sb) || !S_ISREG(sb.st_mode) || access(path, X_OK))
 		return 0;
-	if (self->known && sb.st_dev == self->dev && sb.st_ino == self->ino) {
+	if ((self->known && sb.st_dev == self->dev && sb.st_ino == self->ino) ||
+	    (self->twin_known && sb.st_dev == self->twin_dev && sb.st_ino == self->twin_ino)) {
 		*is_self = 1;
 		return 0;
 	}
@@ -129,4 +185,24 @@ int locate_nvcc(const struct config *c, config_getenv_fn env, const struct self 
 	}
 	return error("cannot find the real nvcc: none in $CUDA_HOME, $CUDA_PATH, on PATH (other than "
 		     "nvshim itself) or in /usr/local/cuda/bin; set NVSHIM_NVCC to its path");
+}
+
+char *locate_on_path(const struct self *self, config_getenv_fn env, const char *name)
+{
+	int is_self;
+	const char *p = env("PATH");
+	while (p) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		char *dir = len ? xstrndup(p, len) : xstrdup(".");
+		char *cand = concat(dir, "/", name, NULL);
+		free(dir);
+		if (locate_is_candidate(self, cand, &is_self))
+			return cand;
+		if (is_self)
+			diag_debug("skipped %s on PATH: it is nvshim itself", cand);
+		free(cand);
+		p = colon ? colon + 1 : NULL;
+	}
+	return NULL;
 }

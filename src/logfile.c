@@ -11,6 +11,7 @@
 #include <libiberty.h>
 
 #include "nvshim/diag.h"
+#include "nvshim/fault.h"
 
 static void add(char **buf, size_t *len, const char *s, size_t n)
 {
@@ -100,9 +101,11 @@ int logfile_write(const char *path, const struct logfile_entry *e)
 	adds(&buf, &len, num);
 
 	int rc = 0;
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int fault = fault_inject("logfile");
+	int fd = fault ? -1 : open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, buf, len) != (ssize_t)len) {
-		warning("cannot write the log file '%s': %s", path, strerror(errno));
+		warning("cannot write the log file '%s': %s", path,
+			fault ? "injected fault (NVSHIM_FAULT)" : strerror(errno));
 		rc = -1;
 	}
 	if (fd >= 0)

@@ -663,23 +663,7 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 	struct argv includes = ARGV_INIT, dir_rules = ARGV_INIT, problems = ARGV_INIT;
 	probe_base(inv, &mp->base, &mp->defines, &includes);
 	if (cfg->modules_rules) {
-		char *dir = NULL;
-		if (cfg->rules_dir && *cfg->rules_dir) {
-			dir = xstrdup(cfg->rules_dir);
-		} else if (ctx->exe_dir) {
-			/* installed: <prefix>/bin/nvshim and <prefix>/etc/nvshim/modules.d; build tree:
-			 * <build>/nvshim and <build>/etc/nvshim/modules.d */
-			const char *slash = strrchr(ctx->exe_dir, '/');
-			char *p1 = xasprintf("%.*s/etc/nvshim/modules.d",
-					     (int)(slash ? slash - ctx->exe_dir : 0), ctx->exe_dir);
-			char *p2 = concat(ctx->exe_dir, "/etc/nvshim/modules.d", NULL);
-			struct stat sb;
-			dir = !stat(p1, &sb) ? p1 : !stat(p2, &sb) ? p2 : NULL;
-			if (dir != p1)
-				free(p1);
-			if (dir != p2)
-				free(p2);
-		}
+		char *dir = rules_dir_path(cfg->rules_dir, ctx->exe_dir);
 		rules_load_dir(&dir_rules, dir, &problems);
 		free(dir);
 		for (size_t i = 0; i < problems.n; i++)

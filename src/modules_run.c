@@ -13,6 +13,7 @@
 #include "nvshim/cache.h"
 #include "nvshim/diag.h"
 #include "nvshim/diagnose.h"
+#include "nvshim/link.h"
 
 static unsigned jobs_of(const struct config *cfg)
 {
@@ -316,21 +317,49 @@ static void say_impossible(const struct modules_plan *mp, size_t i, const struct
 	argv_release(&lines);
 }
 
-enum modules_outcome modules_run(struct modules_plan *mp, const struct plan *plan,
-				 const struct modules_context *ctx, int allow_probe, struct run_result *res)
+/* A link that failed on an undefined driver symbol: once more with the link pass's retry. */
+static int link_retry(struct argv *argv, const char *held, const struct argv *retry, struct plan *plan,
+		      const struct config *cfg, struct run_result *res)
+{
+	char *sym = retry && retry->n ? link_undefined_driver_symbol(held) : NULL;
+	if (!sym)
+		return 0;
+	char *added = argv_to_shell(retry);
+	plan_note(plan, "link.retry", "the link failed on an undefined reference to %s: running it again with %s",
+		  sym, added);
+	diag_rewrite("%s", plan->notes.v[plan->notes.n - 1]);
+	free(added);
+	free(sym);
+	argv_pushn(argv, retry->v, retry->n);
+	run_one(argv, cfg, 0, res, NULL);
+	return 1;
+}
+
+enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, const struct modules_context *ctx,
+				 int allow_probe, const struct argv *retry, struct run_result *res)
 {
 	size_t ncmd = mp->ngroups > 1 ? mp->ngroups + (mp->link.n ? 1 : 0) : 1;
+	int links = retry && retry->n;
 	res->status = 0;
 	for (size_t k = 0; k < ncmd; k++) {
 		int is_link = mp->ngroups > 1 && k == mp->ngroups;
-		const struct argv *argv = mp->ngroups > 1 ? (is_link ? &mp->link : &mp->groups[k].argv) : &plan->argv;
-		int hold = mp->hold && !is_link;
+		struct argv *argv = mp->ngroups > 1 ? (is_link ? &mp->link : &mp->groups[k].argv) : &plan->argv;
+		int probe = mp->hold && !is_link;
+		int hold = probe || (links && (is_link || mp->ngroups <= 1));
 		char *held = NULL;
 		fflush(NULL);
 		run_one(argv, ctx->cfg, hold, res, &held);
 		if (!res->status || !hold) {
 			if (held)
-				fputs(held, stderr);
+				runner_write_stderr(held);
+			free(held);
+			if (res->status)
+				return MODULES_DONE;
+			continue;
+		}
+		if (!probe) {
+			if (!link_retry(argv, held, retry, plan, ctx->cfg, res))
+				runner_write_stderr(held);
 			free(held);
 			if (res->status)
 				return MODULES_DONE;
@@ -354,7 +383,7 @@ enum modules_outcome modules_run(struct modules_plan *mp, const struct plan *pla
 					continue;
 				diag_note(VERBOSITY_VERBOSE, "modules: nvcc failed on %s with an architecture-related "
 					  "error: building each target on its own", s->path);
-				probe_source(mp, i, ctx, argv->v[0]);
+				probe_source(mp, i, ctx, ctx->nvcc);
 				struct arch_list now;
 				modules_source_list(mp, i, ctx, &now, NULL);
 				int same = now.n == s->list.n;
@@ -369,7 +398,13 @@ enum modules_outcome modules_run(struct modules_plan *mp, const struct plan *pla
 				return MODULES_RETRY;
 			}
 		}
-		fputs(held, stderr);
+		if (!arch && link_retry(argv, held, retry, plan, ctx->cfg, res)) {
+			free(held);
+			if (res->status)
+				return MODULES_DONE;
+			continue;
+		}
+		runner_write_stderr(held);
 		free(held);
 		if (arch)
 			for (size_t i = 0; i < mp->nsrc; i++)

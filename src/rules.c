@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <ini.h>
 #include <libiberty.h>
@@ -145,20 +146,55 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void rules_load_dir(struct argv *quads, const char *dir, struct argv *problems)
+char *rules_dir_path(const char *setting, const char *exe_dir)
+{
+	if (setting && *setting)
+		return xstrdup(setting);
+	if (!exe_dir)
+		return NULL;
+	const char *slash = strrchr(exe_dir, '/');
+	char *installed = xasprintf("%.*s/etc/nvshim/modules.d", (int)(slash ? slash - exe_dir : 0), exe_dir);
+	char *build = concat(exe_dir, "/etc/nvshim/modules.d", NULL);
+	struct stat sb;
+	char *dir = !stat(installed, &sb) ? installed : !stat(build, &sb) ? build : NULL;
+	if (dir != installed)
+		free(installed);
+	if (dir != build)
+		free(build);
+	return dir;
+}
+
+static void ini_files(const char *dir, struct argv *names)
 {
 	DIR *d = dir && *dir ? opendir(dir) : NULL;
-	if (!d)
-		return;
-	struct argv names = ARGV_INIT;
 	struct dirent *e;
-	while ((e = readdir(d))) {
+	while (d && (e = readdir(d))) {
 		size_t n = strlen(e->d_name);
 		if (n > 4 && !strcmp(e->d_name + n - 4, ".ini") && e->d_name[0] != '.')
-			argv_pushf(&names, "%s/%s", dir, e->d_name);
+			argv_pushf(names, "%s/%s", dir, e->d_name);
 	}
-	closedir(d);
-	qsort(names.v, names.n, sizeof(char *), by_name);
+	if (d)
+		closedir(d);
+	qsort(names->v, names->n, sizeof(char *), by_name);
+}
+
+void rules_dir_identity(const char *dir, struct argv *out)
+{
+	struct argv names = ARGV_INIT;
+	ini_files(dir, &names);
+	for (size_t i = 0; i < names.n; i++) {
+		struct stat sb;
+		if (!stat(names.v[i], &sb))
+			argv_pushf(out, "rules %s %lld %lld.%09ld", names.v[i], (long long)sb.st_size,
+				   (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
+	}
+	argv_release(&names);
+}
+
+void rules_load_dir(struct argv *quads, const char *dir, struct argv *problems)
+{
+	struct argv names = ARGV_INIT;
+	ini_files(dir, &names);
 	for (size_t i = 0; i < names.n; i++) {
 		FILE *f = fopen(names.v[i], "r");
 		if (!f)

@@ -156,6 +156,22 @@ int runner_run_many(struct runner_job *jobs, size_t n, unsigned parallel)
 	return rc;
 }
 
+void runner_write_stderr(const char *text)
+{
+	size_t len = strlen(text);
+	fflush(stderr);
+	while (len) {
+		ssize_t n = write(STDERR_FILENO, text, len);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+		text += n;
+		len -= (size_t)n;
+	}
+}
+
 int runner_exec(const char *path, const struct argv *args)
 {
 	execv(path, args->v);

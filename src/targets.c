@@ -15,7 +15,7 @@ static int is_target_option(const struct inv_arg *a)
 
 int targets_wanted(const struct invocation *inv, const struct config *cfg)
 {
-	if (inv->info || !inv->ninputs || inv->mode == MODE_PREPROCESS || inv->mode == MODE_DEPENDENCIES)
+	if (inv->info || !inv->ninputs)
 		return 0;
 	for (size_t i = 0; i < inv->nargs; i++) {
 		const struct inv_arg *a = &inv->args[i];
@@ -106,6 +106,15 @@ static struct arch renamed(const struct toolkit *tk, struct arch a)
 }
 
 /* Drops what the toolkit does not accept; returns the list of dropped names in *dropped. */
+/* 1 if nvcc would reject a target of the list: it does so in -E and -M too. */
+static int any_rejected(const struct arch_list *l, const struct toolkit *tk)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!toolkit_accepts(tk, &l->v[i].virt) || !toolkit_accepts(tk, &l->v[i].code))
+			return 1;
+	return 0;
+}
+
 static void drop_unsupported(struct arch_list *l, const struct toolkit *tk, struct argv *dropped,
 			     struct argv *mapped)
 {
@@ -189,6 +198,13 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 	}
 	if (before)
 		arch_list_to_args(&req, before);
+	/* -E and -M keep their targets unless nvcc would reject them there as in a compile (compiler
+	 * caches run nvcc -E or -M before each compile, and so do some Makefiles); then they get
+	 * the compile's list, whose __CUDA_ARCH_LIST__ the preprocessed text depends on. */
+	if ((inv->mode == MODE_PREPROCESS || inv->mode == MODE_DEPENDENCIES) &&
+	    (!cfg->targets_unsupported || req.native || req.all || req.all_major ||
+	     !any_rejected(&req, tk)))
+		goto done;
 
 	/* Where target options stand; all must be on the command line for a rewrite. */
 	for (size_t i = 0; i < inv->nargs; i++)

@@ -12,6 +12,7 @@
 
 #include "nvshim/cache.h"
 #include "nvshim/diag.h"
+#include "nvshim/fault.h"
 #include "nvshim/runner.h"
 
 char *toolkit_parse_version(const char *banner)
@@ -183,6 +184,10 @@ int toolkit_load(struct toolkit *tk, const char *nvcc, const char *cache_dir)
 {
 	toolkit_release(tk);
 	tk->nvcc = xstrdup(nvcc);
+	if (fault_inject("toolkit")) {
+		warning("cannot read the version and targets of %s: injected fault (NVSHIM_FAULT)", nvcc);
+		return -1;
+	}
 	char *key = cache_key(nvcc);
 	char *path = key && cache_dir && *cache_dir ? cache_path(cache_dir, key) : NULL;
 	if (path && !read_cache(tk, path, key)) {

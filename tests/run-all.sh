@@ -19,4 +19,35 @@ for variant in release asan; do
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir "$dir" --output-on-failure -j"$jobs" || status=1
 done
+
+# Fuzzing: every parser of outside input under libFuzzer with ASan+UBSan, NVSHIM_FUZZ_SECONDS
+# (default 60) each, starting from its corpus in tests/fuzz/corpus (copied: the run's new
+# inputs stay out of the tree). Any crash, leak or sanitizer report fails the run; the input
+# that caused it is left in build-test-fuzz/findings/ to add to the corpus once fixed.
+echo "== fuzz build"
+dir=build-test-fuzz
+if ! CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DNVSHIM_FUZZ=ON >/dev/null; then
+	echo "fuzz: cannot configure with clang"
+	exit 1
+fi
+cmake --build "$dir" -j"$jobs" 2>&1 | grep -E 'warning|error' && exit 1
+[ ${PIPESTATUS[0]} -eq 0 ] || exit 1
+echo "== fuzz"
+seconds=${NVSHIM_FUZZ_SECONDS:-60}
+mkdir -p "$dir/findings"
+for target in "$dir"/tests/fuzz/fuzz_*; do
+	name=$(basename "$target")
+	work=$(mktemp -d)
+	cp -r "tests/fuzz/corpus/${name#fuzz_}/." "$work/"
+	log="$dir/findings/$name.log"
+	if "$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="$dir/findings/$name-" "$work" >"$log" 2>&1; then
+		echo "ok - $name: $(grep -E '^Done [0-9]+ runs' "$log" | sed 's/^Done //')"
+	else
+		echo "not ok - $name: a finding, see $log"
+		grep -E 'ERROR|SUMMARY' "$log" | head -5
+		status=1
+	fi
+	rm -rf "$work"
+done
 exit $status

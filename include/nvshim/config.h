@@ -13,7 +13,9 @@
  * loader, `nvshim config` and the documentation. INI files hold `name = value` lines, outside
  * any section or in [nvshim]; [module "GLOB"] sections hold rules for the modules pass (rules.h),
  * kept in module_rules in the order read. Items that choose which programs run (CONF_PROGRAM) are ignored in
- * a project file unless a user-level layer sets trust_project = true.
+ * a project file unless a user-level layer sets trust_project = true; CONF_NOT_PROJECT items
+ * (trust_project, launcher) are ignored there always. CONF_NEUTRAL items cannot change what
+ * nvcc builds (verbosity, the log, ...), so `nvshim fingerprint` leaves them out.
  *
  * Loading never fails: every problem becomes a warning, kept until config_report() prints
  * them once the final value of `strict` (which turns them into errors) is known.
@@ -42,10 +44,12 @@ enum config_type { CONF_STRING, CONF_PATH, CONF_BOOL, CONF_VERBOSITY, CONF_SIZE,
 enum config_item_flags {
 	CONF_PROGRAM = 1 << 0,    /* names a program to run: not from a project file unless trusted */
 	CONF_NOT_PROJECT = 1 << 1, /* never from a project file */
+	CONF_NEUTRAL = 1 << 2,     /* cannot change what nvcc builds: left out of the fingerprint */
 };
 
 struct config {
 	char *real_nvcc;
+	char *launcher; /* ccache, sccache, a path: runs nvcc; never from a project file */
 	enum verbosity verbosity;
 	char *log_file;
 	int strict;
@@ -59,6 +63,10 @@ struct config {
 	char *ensure_devices; /* sass, ptx or off */
 	char *fallback_archs; /* "80,90" */
 	char *when_no_arch;   /* keep or devices */
+	/* The link pass and CC/CXX mode. */
+	int link_lcuda;
+	char *host_cc;
+	char *host_cxx;
 	/* The modules pass. */
 	int modules;
 	int modules_rules;

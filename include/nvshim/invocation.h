@@ -87,6 +87,7 @@ struct invocation {
 	unsigned modes_conflict : 1; /* more than one mode option was given */
 	size_t ninputs;
 	size_t nunknown;
+	size_t files_read; /* response and options files expanded */
 };
 
 /* Parses args[0..n) (without the program name). `env` gives NVCC_PREPEND_FLAGS and

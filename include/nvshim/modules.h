@@ -124,8 +124,9 @@ enum modules_outcome { MODULES_DONE, MODULES_RETRY };
  * MODULES_RETRY when they change a list (the caller plans again and calls this once more without
  * probing); otherwise prints the held stderr as nvcc wrote it (and, when no requested target of a
  * source builds, one error naming each target and its first error line) and returns
- * MODULES_DONE with res->status. */
-enum modules_outcome modules_run(struct modules_plan *mp, const struct plan *plan,
-				 const struct modules_context *ctx, int allow_probe, struct run_result *res);
+ * MODULES_DONE with res->status. A link that fails on an undefined driver symbol runs once more
+ * with `retry` added (the link pass's rule link.retry), as execute() does for other commands. */
+enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, const struct modules_context *ctx,
+				 int allow_probe, const struct argv *retry, struct run_result *res);
 
 #endif

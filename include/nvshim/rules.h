@@ -43,6 +43,14 @@ int rules_check(const char *key, const char *value, char **why);
  * ("FILE:LINE: what") go to problems. A missing directory is no problem. */
 void rules_load_dir(struct argv *quads, const char *dir, struct argv *problems);
 
+/* The rules directory in use: `setting` when set, else <prefix>/etc/nvshim/modules.d of an
+ * installed nvshim in exe_dir, else <exe_dir>/etc/nvshim/modules.d (a build tree); NULL when
+ * there is none. xmalloc'ed. */
+char *rules_dir_path(const char *setting, const char *exe_dir);
+/* Appends "rules FILE SIZE MTIME" for each *.ini of dir, in name order: what the fingerprint of
+ * a compiler cache needs to see them change. */
+void rules_dir_identity(const char *dir, struct argv *out);
+
 /* 1 if the glob matches the absolute path, as described above. */
 int rules_glob_match(const char *glob, const char *path);
 

@@ -30,6 +30,8 @@ int runner_run(const char *path, const struct argv *args, struct run_result *res
  * nothing) instead of reaching nvshim's stderr: for a run whose failure nvshim may diagnose and
  * retry before the user sees it. The caller prints *held when it decides to pass it on. */
 int runner_run_held(const char *path, const struct argv *args, struct run_result *res, char **held);
+/* Writes held stderr text to nvshim's stderr, byte for byte. */
+void runner_write_stderr(const char *text);
 
 struct runner_job {
 	const char *path;

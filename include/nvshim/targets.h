@@ -15,7 +15,9 @@
  * -arch=all and -arch=all-major are left to nvcc; duplicates go, the user's order stays.
  * Target options are replaced where the first of them stood. Targets that come from
  * NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS or a file are left alone, with a note.
- * CMake's compiler identification builds, -E, -M and information options are never changed.
+ * CMake's compiler identification builds and information options are never changed; -E and -M
+ * only when nvcc would reject their targets (it checks them there too, and compiler caches run
+ * nvcc -E or -M before every compile): they then get the compile's rewrite.
  */
 #ifndef NVSHIM_TARGETS_H
 #define NVSHIM_TARGETS_H

@@ -6,6 +6,8 @@ prints the median wall time of each, the difference and the ratio, as a Markdown
 own peak memory (VmHWM of the nvshim process, not of nvcc) comes from its log file.
 
     python3 tests/bench/bench.py --nvshim build/nvshim [--nvcc /usr/local/cuda/bin/nvcc] [--pairs 50]
+
+With ccache installed it also compares cache hits with nvshim and without it, in both orders.
 """
 import argparse
 import json
@@ -22,6 +24,16 @@ KERNEL = """__global__ void scale(float *x, float a, int n)
     if (i < n) x[i] *= a;
 }
 """
+
+# Host code that calls the driver API, for the link cases.
+DRIVER = """#include <cuda.h>
+extern "C" int init_driver(void) { return cuInit(0); }
+"""
+MAIN = """extern "C" int init_driver(void);
+int main() { return init_driver(); }
+"""
+C_SOURCE = "int add(int a, int b) { return a + b; }\n"
+PLAIN_MAIN = "int main() { return 0; }\n"
 
 
 # A kernel that needs the probe: its sm_75 stub throws (nvcc: "device code does not support
@@ -73,20 +85,22 @@ def main():
     ap.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     ap.add_argument("--pairs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--only", default="", help="run only the cases whose name contains one of these (a|b)")
     a = ap.parse_args()
     a.nvshim = os.path.abspath(a.nvshim)
 
     work = tempfile.mkdtemp(prefix="nvshim-bench-")
-    with open(os.path.join(work, "k.cu"), "w") as f:
-        f.write(KERNEL)
-    with open(os.path.join(work, "probed.cu"), "w") as f:
-        f.write(PROBED)
     big, header = big_source()
-    with open(os.path.join(work, "big.cu"), "w") as f:
-        f.write(big)
-    with open(os.path.join(work, "common.cuh"), "w") as f:
-        f.write(header)
+    for name, text in (("k.cu", KERNEL), ("drv.cu", DRIVER), ("main.cu", MAIN), ("a.c", C_SOURCE),
+                       ("plain.cu", PLAIN_MAIN), ("probed.cu", PROBED), ("big.cu", big), ("common.cuh", header)):
+        with open(os.path.join(work, name), "w") as f:
+            f.write(text)
+    for src in ("k", "drv", "main", "plain"):
+        subprocess.run([a.nvcc, "-c", "-Xcompiler", "-fPIC", src + ".cu", "-o", src + ".o"], cwd=work, check=True)
     os.mkdir(os.path.join(work, ".git"))  # the project root, for the scan
+    cuda_lib = os.path.join(os.path.dirname(os.path.realpath(a.nvcc)), "..", "lib64")
+    stubs = os.path.join(cuda_lib, "stubs")
+    cc_dir = os.path.join(os.path.dirname(a.nvshim), "libexec", "nvshim", "cc")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NVSHIM_")}
     env["HOME"] = work
     env["NVSHIM_NVCC"] = a.nvcc
@@ -112,17 +126,61 @@ def main():
              ("compile needing the probe, warm verdict (75..90 -> 80..90)",
               ["-c", "probed.cu", "-o", "p.o"] + [f"-gencode=arch=compute_{a},code=sm_{a}" for a in (75, 80, 86, 89, 90)],
               ["-c", "probed.cu", "-o", "p.o"] + [f"-gencode=arch=compute_{a},code=sm_{a}" for a in (80, 86, 89, 90)],
-              {"NVSHIM_VERBOSITY": "quiet"})]
-    rows = []
-    for name, args, nvcc_args, extra in cases:
-        shim_cmd, nvcc_cmd = [a.nvshim] + args, [a.nvcc] + (nvcc_args or args)
+              {"NVSHIM_VERBOSITY": "quiet"}),
+             # The link pass: symbol tables read, stderr held for a possible retry.
+             ("nvcc link of 2 objects, nothing to add (link pass)", ["k.o", "plain.o", "-o", "app"], None, {}),
+             ("nvcc link, -lcuda added (link pass)", ["drv.o", "main.o", "-o", "app"],
+              ["drv.o", "main.o", "-o", "app", "-lcuda"], {"NVSHIM_VERBOSITY": "quiet"})]
+    # CC mode: (name, nvshim's command, the real compiler's command, extra environment).
+    cc_cases = [("gcc -c a.c (CC mode, not CUDA: exec)", ["gcc", "-c", "a.c", "-o", "a.o"], ["gcc", "-c", "a.c", "-o", "a.o"]),
+                ("c++ -shared k.o, nothing to add (link pass)",
+                 ["c++", "-shared", "k.o", "-o", "k.so", "-L" + cuda_lib, "-lcudart"], None),
+                ("c++ -shared drv.o, -lcuda added (link pass)",
+                 ["c++", "-shared", "drv.o", "-o", "d.so", "-L" + cuda_lib, "-lcudart"],
+                 ["c++", "-shared", "drv.o", "-o", "d.so", "-L" + cuda_lib, "-lcudart", "-L" + stubs, "-lcuda"]),
+                ("c++ main.o -lcudart_static (1.3 MB archive read)",
+                 ["c++", "plain.o", "k.o", "-o", "s", "-L" + cuda_lib, "-lcudart_static", "-ldl", "-lrt", "-lpthread"], None)]
+    # The link pass alone, in-process: `nvshim explain` of a link against `nvshim explain` of a
+    # compile, which runs no pass (neither runs anything).
+    base = [a.nvshim, "explain", "c++", "-c", "a.c"]
+    pass_cases = [("link pass alone: c++ -shared k.o (2 symbol tables, nothing to add)",
+                   ["c++", "-shared", "k.o", "-o", "k.so", "-L" + cuda_lib, "-lcudart"]),
+                  ("link pass alone: c++ -shared drv.o (-lcuda added, stub read)",
+                   ["c++", "-shared", "drv.o", "-o", "d.so", "-L" + cuda_lib, "-lcudart"]),
+                  ("link pass alone: -lcudart_static (1.3 MB archive: index, members pulled)",
+                   ["c++", "plain.o", "k.o", "-o", "s", "-L" + cuda_lib, "-lcudart_static", "-ldl"])]
+    all_cases = [(n, [a.nvshim] + s_args, [a.nvcc] + (r_args or s_args), extra) for n, s_args, r_args, extra in cases]
+    all_cases += [(n, [a.nvshim, "explain"] + c, base, {}) for n, c in pass_cases]
+    all_cases += [(n, [os.path.join(cc_dir, c[0])] + c[1:], r or c, {"NVSHIM_VERBOSITY": "quiet"})
+                  for n, c, r in cc_cases]
+    full = []
+    for name, shim_cmd, nvcc_cmd, extra in all_cases:
         shim_env = dict(env, **extra)
+        full.append((name, shim_cmd, shim_env, nvcc_cmd, shim_env if nvcc_cmd[0] == a.nvshim else env))
+    ccache = shutil.which("ccache")
+    if ccache:
+        nv_name = os.path.join(os.path.dirname(a.nvshim), "libexec", "nvshim", "bin", "nvcc")
+        cenv = dict(env, CCACHE_DIR=os.path.join(work, "ccache"),
+                    CCACHE_CONFIGPATH=os.path.join(work, "ccache.conf"))
+        open(cenv["CCACHE_CONFIGPATH"], "w").close()
+        compile_args = ["-c", "k.cu", "-o", "k.o", "-arch=sm_80"]
+        full.append(("ccache hit: nvshim in front (launcher = ccache) vs ccache nvcc",
+                     [a.nvshim] + compile_args, dict(cenv, NVSHIM_LAUNCHER="ccache"),
+                     [ccache, a.nvcc] + compile_args, cenv))
+        full.append(("ccache hit: ccache in front of nvshim (compiler_check = fingerprint) vs ccache nvcc",
+                     [ccache, nv_name] + compile_args,
+                     dict(cenv, CCACHE_COMPILERCHECK="%compiler% --nvshim-fingerprint"),
+                     [ccache, a.nvcc] + compile_args, cenv))
+    rows = []
+    for name, shim_cmd, shim_env, nvcc_cmd, nvcc_env in full:
+        if a.only and not any(o in name for o in a.only.split("|")):
+            continue
         for _ in range(a.warmup):
             timed(shim_cmd, shim_env, work)
-            timed(nvcc_cmd, env, work)
+            timed(nvcc_cmd, nvcc_env, work)
         shim, real = [], []
         for i in range(a.pairs):
-            order = [(shim_cmd, shim_env, shim), (nvcc_cmd, env, real)]
+            order = [(shim_cmd, shim_env, shim), (nvcc_cmd, nvcc_env, real)]
             if i % 2:
                 order.reverse()
             for cmd, e, out in order:
@@ -141,7 +199,7 @@ def main():
 
     print(f"nvshim benchmark: {a.pairs} alternating pairs per case, nvcc = {a.nvcc}")
     print()
-    print("| case | nvcc median | nvshim median | median added per pair | ratio |")
+    print("| case | real tool median | nvshim median | median added per pair | ratio |")
     print("|---|---|---|---|---|")
     for name, mr, ms, d, r in rows:
         print(f"| {name} | {mr:.2f} ms | {ms:.2f} ms | {d:+.3f} ms | {r:.4f} |")

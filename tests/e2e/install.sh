@@ -8,11 +8,16 @@ P="$WORK/some prefix"
 cmake --install "$B" --prefix "$P" >"$WORK/install.out" 2>&1
 check "cmake --install succeeds" test $? -eq 0
 check "bin/nvshim" test -x "$P/bin/nvshim"
-check "libexec/nvshim/bin/nvcc is a relative symlink to it" test "$(readlink "$P/libexec/nvshim/bin/nvcc")" = ../../../bin/nvshim -a "$P/libexec/nvshim/bin/nvcc" -ef "$P/bin/nvshim"
+check "libexec/nvshim/bin/nvcc is a hard link to it (ccache 4.7 follows symbolic links to learn the name)" test ! -L "$P/libexec/nvshim/bin/nvcc" -a "$P/libexec/nvshim/bin/nvcc" -ef "$P/bin/nvshim"
+for name in cc c++ gcc g++ clang clang++; do
+	check "libexec/nvshim/cc/$name is a hard link to it" test ! -L "$P/libexec/nvshim/cc/$name" -a "$P/libexec/nvshim/cc/$name" -ef "$P/bin/nvshim"
+done
 check "etc/nvshim.ini" test -s "$P/etc/nvshim.ini"
 check "etc/nvshim/modules.d: the shipped rules" test -s "$P/etc/nvshim/modules.d/vllm.ini" -a -s "$P/etc/nvshim/modules.d/flash-attention.ini"
 check "docs" test -s "$P/share/doc/nvshim/README.md" -a -s "$P/share/doc/nvshim/configuration.md"
 check "shell wrapper" test -x "$P/share/nvshim/nvshim-env.sh"
+check "man page nvshim(1)" test -s "$P/share/man/man1/nvshim.1"
+check "the man page is what nvshim help --man prints" cmp -s "$P/share/man/man1/nvshim.1" <("$P/bin/nvshim" help --man)
 out=$("$P/libexec/nvshim/bin/nvcc" --version)
 check "the installed nvcc acts as nvcc" grep -q 'Cuda compiler driver' <<<"$out"
 out=$("$P/bin/nvshim" config)
@@ -20,6 +25,8 @@ check "the installed defaults file is read" grep -q "$P/etc/nvshim.ini (install)
 mv "$P" "$WORK/moved"
 out=$("$WORK/moved/libexec/nvshim/bin/nvcc" --nvshim-verbosity=normal --version 2>&1)
 check "a moved prefix still works" grep -q 'Cuda compiler driver' <<<"$out"
+out=$("$WORK/moved/libexec/nvshim/cc/cc" --version 2>&1)
+check "a moved prefix: the installed cc acts as the host compiler" test "$out" = "$(cc --version)"
 out=$("$WORK/moved/bin/nvshim" config)
 check "a moved prefix still reads its defaults" grep -q "$WORK/moved/etc/nvshim.ini (install)" <<<"$out"
 mkdir -p "$WORK/fa/hopper/instantiations"
@@ -29,4 +36,21 @@ check "a moved prefix still reads its shipped rules" grep -q "sm_90 -> sm_90a: r
 out=$(. "$WORK/moved/share/nvshim/nvshim-env.sh" && command -v nvcc && echo "$CUDACXX")
 check "nvshim-env.sh puts nvshim first on PATH" test "$out" = "$WORK/moved/libexec/nvshim/bin/nvcc
 $WORK/moved/libexec/nvshim/bin/nvcc"
+# The nvcc name finds the installed defaults too (its directory is libexec/nvshim/bin).
+printf '[nvshim]\nfallback_archs = 86\n' >>"$WORK/moved/etc/nvshim.ini"
+cp "$(dirname "$0")/fixtures/kernel.cu" "$WORK/k.cu"
+out=$(cd "$WORK" && NVSHIM_DEVICES= "$WORK/moved/libexec/nvshim/bin/nvcc" --dryrun -c k.cu -arch=native 2>&1)
+check "the nvcc name of a moved prefix reads the prefix's etc/nvshim.ini" contains "$out" 'fallback_archs = 86 \[targets.native\]' 'ptxas -arch=sm_86'
+out=$("$WORK/moved/bin/nvshim" env)
+check "nvshim env names the moved prefix" contains "$out" "^PATH=$WORK/moved/libexec/nvshim/bin:" "^CUDACXX=$WORK/moved/libexec/nvshim/bin/nvcc; export CUDACXX\$" "^PYTORCH_NVCC=$WORK/moved/libexec/nvshim/bin/nvcc; export PYTORCH_NVCC\$"
+out=$(eval "$("$WORK/moved/bin/nvshim" env)" && eval "$("$WORK/moved/bin/nvshim" env)" && echo "$PATH")
+check "nvshim env twice puts the directory on PATH once" test "$(tr : '\n' <<<"$out" | grep -c "^$WORK/moved/libexec/nvshim/bin\$")" = 1
+# A prefix copied without its hard links: the two names are two files, and neither takes the
+# other for the real nvcc.
+cp -r "$WORK/moved" "$WORK/copied"
+check "cp -r made a copy, not a link" test ! "$WORK/copied/libexec/nvshim/bin/nvcc" -ef "$WORK/copied/bin/nvshim"
+out=$(cd "$WORK" && unset CUDA_HOME CUDA_PATH && PATH="$WORK/copied/libexec/nvshim/bin:$(dirname "$NVCC"):$PATH" "$WORK/copied/bin/nvshim" -c k.cu -o k.o 2>&1)
+check "bin/nvshim of a copied prefix skips its own libexec nvcc on PATH" test $? -eq 0 -a -s "$WORK/k.o" -a -z "$out"
+out=$(PATH="$WORK/copied/libexec/nvshim/bin:$PATH" "$WORK/copied/bin/nvshim" doctor 2>&1)
+check "doctor marks the copy as nvshim itself" contains "$out" "$WORK/copied/libexec/nvshim/bin/nvcc  (nvshim itself)"
 finish

@@ -30,3 +30,19 @@ contains() {
 	shift
 	for p; do grep -q -- "$p" <<<"$text" || return 1; done
 }
+# cuobjdump (from the Python package index's nvidia-cuda-cuobjdump), to read an object's targets.
+find_cuobjdump() {
+	command -v cuobjdump || python3 -c 'import glob, sys, site
+for d in site.getsitepackages() + [site.getusersitepackages()]:
+    for p in glob.glob(d + "/nvidia/*/bin/cuobjdump"):
+        print(p); sys.exit()' 2>/dev/null
+}
+# elf_targets OBJECT: the SASS targets in an object, sorted, on one line: "sm_80 sm_90"
+elf_targets() {
+	"${CUOBJDUMP:=$(find_cuobjdump)}" --list-elf "$1" 2>/dev/null |
+		sed -n 's/^ELF file.*\.\(sm_[0-9a-z]*\)\.cubin/\1/p' | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}

@@ -62,6 +62,34 @@ cat "$WORK/plain.out" | sed 's/^/# plain: /'
 check "ensure_devices: explained" grep -q "added sm_$cc" "$WORK/err"
 check "ensure_devices: the program runs on the GPU" sh -c "./fixed | grep -q ' 0 of '"
 
+# The link pass: `nvshim -arch=sm_90a x.cu -o x`, host code calling cuTensorMapEncodeTiled and
+# no -lcuda. Plain nvcc fails at link; through nvshim the link is retried with -lcuda, and the
+# program builds a tensor map with the real driver (an sm_90a target needs an H100-class GPU
+# only for kernels; the map is built on the host).
+LINKFIX="$(cd "$(dirname "$0")/../e2e/fixtures/link" && pwd)"
+CUDA_LIB="$(dirname "$NVCC")/../lib64"
+cat "$LINKFIX/tma.cu" "$LINKFIX/main.cu" >tma_x.cu
+"$NVCC" -arch=sm_90a tma_x.cu -o tma_plain 2>"$WORK/err"
+check "-lcuda: plain nvcc fails at link" grep -q "undefined reference to" "$WORK/err"
+"$NVSHIM" -arch=sm_90a tma_x.cu -o tma_x 2>"$WORK/err"
+check "-lcuda: nvshim -arch=sm_90a x.cu -o x links, the retry explained" sh -c "test -x tma_x && grep -q 'link.retry' '$WORK/err'"
+./tma_x >"$WORK/tma.out" 2>&1
+st=$?
+sed 's/^/# tma_x: /' "$WORK/tma.out"
+check "-lcuda: the executable runs and builds a tensor map (CUDA_SUCCESS)" \
+	sh -c "test $st -eq 0 && grep -q 'cuTensorMapEncodeTiled: CUDA_SUCCESS' '$WORK/tma.out'"
+# The PyTorch-style shared library, linked by nvshim as c++, loads with RTLD_NOW and works.
+ccdir=$(dirname "$NVSHIM")/libexec/nvshim/cc
+[ -d "$ccdir" ] || ccdir=$(dirname "$NVSHIM")/../libexec/nvshim/cc
+"$NVCC" -c -Xcompiler -fPIC "$LINKFIX/tma.cu" -o tma.o
+"$ccdir/c++" -shared tma.o -o libtma.so -L"$CUDA_LIB" -lcudart 2>"$WORK/err"
+gcc "$LINKFIX/load.c" -o load -ldl
+./load ./libtma.so make_map >"$WORK/load.out" 2>&1
+st=$?
+sed 's/^/# load: /' "$WORK/load.out"
+check "-lcuda: c++ -shared through nvshim loads (RTLD_NOW) and builds a tensor map" \
+	sh -c "test $st -eq 0 && grep -q 'cuTensorMapEncodeTiled: CUDA_SUCCESS' '$WORK/load.out'"
+
 # The modules pass: per-source targets, on the GPU.
 GPUDIR="$(cd "$(dirname "$0")" && pwd)"
 PT=()

@@ -336,3 +336,31 @@ Test(invocation, dropped_and_hidden_options_are_recognised)
 	cr_assert_eq(inv.ninputs, 1);
 	invocation_release(&inv);
 }
+
+/* Found by tests/fuzz: libiberty's expandargv() exits on "@dir"; and a file that names itself
+ * twice must not double the work at every level. */
+Test(invocation, response_file_that_is_a_directory_or_names_itself_twice)
+{
+	char *dir = test_tmpdir();
+	char *line = xasprintf("-c @%s k.cu", dir);
+	struct invocation inv;
+	parse(&inv, line);
+	cr_assert_eq(inv.expanded.n, 3);
+	cr_assert_eq(inv.expanded.v[1][0], '@', "a directory is kept as written");
+	invocation_release(&inv);
+	free(line);
+
+	char *path = xasprintf("%s/twice.rsp", dir);
+	char *text = xasprintf("-DX @%s @%s\n", path, path);
+	free(test_write(dir, "twice.rsp", text));
+	line = xasprintf("@%s", path);
+	parse(&inv, line);
+	cr_assert_eq(inv.files_read, 256);
+	cr_assert_lt(inv.expanded.n, 1000);
+	invocation_release(&inv);
+	test_rmtree(dir);
+	free(path);
+	free(text);
+	free(line);
+	free(dir);
+}

@@ -164,3 +164,18 @@ Test(locate, depth_from_environment)
 	test_envv[0][1] = "garbage";
 	cr_assert_eq(locate_depth(test_env), 0);
 }
+
+/* CC mode's search for the real compiler: the same rules, any name. */
+Test(locate, on_path_skips_nvshim_itself)
+{
+	char *path = concat(self_dir, ":", plain_dir, ":", other_dir, NULL);
+	test_envv[0][0] = "PATH";
+	test_envv[0][1] = path;
+	char *found = locate_on_path(&self, test_env, "nvcc");
+	char *want = concat(other_dir, "/nvcc", NULL);
+	cr_assert_str_eq(found, want);
+	free(found);
+	free(want);
+	cr_assert_null(locate_on_path(&self, test_env, "no-such-compiler"));
+	free(path);
+}

@@ -127,3 +127,25 @@ Test(runner, held_stderr_is_read_not_printed)
 	free(held);
 	argv_release(&a);
 }
+
+/* The held stderr is the exact bytes, however much there is; stdout still passes through. */
+Test(runner, stderr_held)
+{
+	struct run_result res;
+	struct argv a = ARGV_INIT;
+	char *err = NULL;
+	argv_push(&a, "sh");
+	argv_push(&a, "-c");
+	argv_push(&a, "printf 'one\\ntwo' >&2; head -c 300000 /dev/zero | tr '\\0' x >&2; exit 3");
+	cr_assert_eq(runner_run_held("/bin/sh", &a, &res, &err), 0);
+	cr_assert_eq(res.status, 3);
+	cr_assert_eq(strlen(err), 7 + 300000);
+	cr_assert_eq(strncmp(err, "one\ntwo", 7), 0);
+	free(err);
+	argv_release(&a);
+	argv_push(&a, "/nonexistent/program");
+	cr_assert_eq(runner_run_held("/nonexistent/program", &a, &res, &err), -1);
+	cr_assert_eq(res.status, 127);
+	free(err);
+	argv_release(&a);
+}

@@ -110,10 +110,26 @@ Test(targets, supported_lists_are_left_alone)
 	/* all and all-major are nvcc's business. */
 	expect("-c k.cu -arch=all-major", "90", NULL, "-c k.cu -arch=all-major", NULL);
 	/* Never -E, -M, information, or CMake's compiler identification. */
-	expect("-E k.cu -arch=sm_50", NULL, NULL, "-E k.cu -arch=sm_50", NULL);
-	expect("-M k.cu -arch=sm_50", NULL, NULL, "-M k.cu -arch=sm_50", NULL);
+	/* -E and -M: only what nvcc would reject there is rewritten (see below). */
+	expect("-E k.cu -arch=sm_80", "90", NULL, "-E k.cu -arch=sm_80", NULL);
+	expect("-M k.cu -arch=native", "", "fallback_archs=80", "-M k.cu -arch=native", NULL);
+	expect("-E k.cu -arch=sm_50", NULL, "targets_unsupported=false", "-E k.cu -arch=sm_50", NULL);
 	expect("--version -arch=sm_50", NULL, NULL, "--version -arch=sm_50", NULL);
 	expect("-arch=sm_50 CMakeCUDACompilerId.cu", NULL, NULL, "-arch=sm_50 CMakeCUDACompilerId.cu", NULL);
+}
+
+/* nvcc rejects unsupported targets in -E and -M as in a compile, and caches run those before
+ * compiling: they get the compile's rewrite, ensure_devices included. */
+Test(targets, preprocessing_with_rejected_targets_gets_the_compile_rewrite)
+{
+	expect("-E k.cu -arch=sm_50", NULL, NULL, "-E k.cu",
+	       "dropped sm_50, compute_50: not supported by nvcc 13.0 [targets.unsupported] | no requested "
+	       "target remains and no GPU or fallback_archs is known: nvcc builds for its default "
+	       "[targets.unsupported]");
+	expect("-M k.cu -gencode arch=compute_70,code=sm_70 -gencode arch=compute_80,code=sm_80", "90",
+	       NULL, "-M k.cu -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90",
+	       "dropped sm_70: not supported by nvcc 13.0 [targets.unsupported] | added sm_90: no "
+	       "requested target runs on the GPU of compute capability 9.0 (test) [targets.ensure_devices]");
 }
 
 Test(targets, unsupported_targets_are_dropped_in_place)

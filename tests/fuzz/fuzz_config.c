@@ -1,0 +1,58 @@
+/* A configuration file, and a setting's value from the environment or an option. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <libiberty.h>
+
+#include "fuzz.h"
+#include "nvshim/config.h"
+#include "nvshim/diag.h"
+
+static const char *no_env(const char *name)
+{
+	(void)name;
+	return NULL;
+}
+
+static char *path;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	const char *tmp = getenv("TMPDIR");
+	char *dir = concat(tmp && *tmp ? tmp : "/tmp", "/nvshim-fuzz-XXXXXX", NULL);
+	if (!mkdtemp(dir))
+		abort();
+	path = concat(dir, "/nvshim.ini", NULL);
+	free(dir);
+	diag_set_stream(fopen("/dev/null", "w"));
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		abort();
+	fwrite(data, 1, size, f);
+	fclose(f);
+
+	struct config c;
+	config_init(&c, no_env);
+	config_load_file(&c, path, LAYER_PROJECT);
+	config_load_file(&c, path, LAYER_USER);
+	/* The same text as the value of every setting. */
+	char *s = fuzz_string(data, size);
+	for (size_t i = 0; i < config_nitems; i++) {
+		char *why = NULL;
+		config_set(&c, &config_items[i], s, LAYER_ENV, "fuzz", "/", &why);
+		free(why);
+		free(config_format(&c, &config_items[i]));
+	}
+	config_report(&c);
+	free(s);
+	config_release(&c);
+	return 0;
+}

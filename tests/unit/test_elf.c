@@ -1,0 +1,456 @@
+#include <criterion/criterion.h>
+
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "nvshim/elf.h"
+
+/* Objects, shared objects and archives are made by the machine's gcc, nvcc and ar at test
+ * time, then read, whole, truncated and damaged. */
+
+static char *dir;
+
+static void setup(void) { dir = test_tmpdir(); }
+static void teardown(void)
+{
+	test_rmtree(dir);
+	free(dir);
+}
+
+static void sh(const char *cmd)
+{
+	char *full = concat("cd '", dir, "' && ", cmd, NULL);
+	int rc = system(full);
+	cr_assert_eq(rc, 0, "failed: %s", cmd);
+	free(full);
+}
+
+struct syms {
+	char text[16384]; /* "+name" defined, "-name" undefined, "~name" weak undefined; sorted */
+	size_t len;
+};
+
+static void collect(const char *name, int defined, int weak, void *arg)
+{
+	struct syms *s = arg;
+	int n = snprintf(s->text + s->len, sizeof(s->text) - s->len, "%c%s ",
+			 defined ? '+' : weak ? '~' : '-', name);
+	if (n > 0 && (size_t)n < sizeof(s->text) - s->len)
+		s->len += (size_t)n;
+}
+
+static int has(const struct syms *s, const char *entry)
+{
+	char *needle = concat(entry, " ", NULL);
+	int found = strstr(s->text, needle) != NULL;
+	free(needle);
+	return found;
+}
+
+/* Reads the symbols of a file through a copy of exactly its size (so that the sanitizers see
+ * any read past it). Returns elf_symbols' result. */
+static int read_syms(const unsigned char *data, size_t size, struct syms *s, char **why)
+{
+	unsigned char *copy = xmalloc(size ? size : 1);
+	memcpy(copy, data, size);
+	memset(s, 0, sizeof(*s));
+	int rc = elf_symbols(copy, size, collect, s, why);
+	free(copy);
+	return rc;
+}
+
+static struct elf_map map(const char *name)
+{
+	struct elf_map m;
+	char *why = NULL;
+	char *path = concat(dir, "/", name, NULL);
+	cr_assert_eq(elf_map_file(path, &m, &why), 0, "%s: %s", path, why);
+	free(path);
+	return m;
+}
+
+static const char c_source[] =
+	"int cuInit(unsigned);\n"
+	"extern int cuWeakOne(void) __attribute__((weak));\n"
+	"int shared_counter = 3;\n"
+	"static int hidden(void) { return 1; }\n"
+	"int uses_driver(void) { return cuInit(0) + hidden() + (cuWeakOne ? cuWeakOne() : 0); }\n";
+
+TestSuite(elf, .init = setup, .fini = teardown);
+
+Test(elf, object_made_by_gcc)
+{
+	free(test_write(dir, "a.c", c_source));
+	sh("cc -c -fPIC a.c -o a.o");
+	struct elf_map m = map("a.o");
+	struct syms s;
+	char *why = NULL;
+	cr_assert_eq(elf_identify(m.data, m.size), ELF_KIND_OBJECT);
+	cr_assert_eq(read_syms(m.data, m.size, &s, &why), 0, "%s", why);
+	cr_assert(has(&s, "+uses_driver"), "%s", s.text);
+	cr_assert(has(&s, "+shared_counter"), "%s", s.text);
+	cr_assert(has(&s, "-cuInit"), "%s", s.text);
+	cr_assert(has(&s, "~cuWeakOne"), "%s", s.text);
+	cr_assert_null(strstr(s.text, "hidden"), "local symbols are not reported: %s", s.text);
+	elf_unmap(&m);
+}
+
+Test(elf, object_made_by_nvcc)
+{
+	free(test_write(dir, "k.cu",
+			"#include <cuda.h>\n"
+			"__global__ void scale(float *x) { x[threadIdx.x] *= 2; }\n"
+			"int encode(CUtensorMap *m, void *g) {\n"
+			"  cuuint64_t d[1] = {64}; cuuint64_t s[1] = {256}; cuuint32_t b[1] = {8}, e[1] = {1};\n"
+			"  return cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, g, d, s, b, e,\n"
+			"    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,\n"
+			"    CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE); }\n"));
+	sh("'" NVSHIM_TEST_NVCC "' -c -Xcompiler -fPIC k.cu -o k.o");
+	struct elf_map m = map("k.o");
+	struct syms s;
+	char *why = NULL;
+	cr_assert_eq(read_syms(m.data, m.size, &s, &why), 0, "%s", why);
+	cr_assert(has(&s, "-cuTensorMapEncodeTiled"), "%s", s.text);
+	cr_assert(has(&s, "+_Z6encodeP14CUtensorMap_stPv"), "%s", s.text);
+	cr_assert(has(&s, "-__cudaRegisterFatBinary"), "%s", s.text);
+	elf_unmap(&m);
+}
+
+Test(elf, shared_objects_dynamic_symbols)
+{
+	free(test_write(dir, "a.c", c_source));
+	sh("cc -shared -fPIC a.c -o liba.so");
+	struct elf_map m = map("liba.so");
+	struct syms s;
+	char *why = NULL;
+	cr_assert_eq(elf_identify(m.data, m.size), ELF_KIND_SHARED);
+	cr_assert_eq(read_syms(m.data, m.size, &s, &why), 0, "%s", why);
+	cr_assert(has(&s, "+uses_driver"), "%s", s.text);
+	cr_assert(has(&s, "-cuInit"), "%s", s.text);
+	elf_unmap(&m);
+
+	/* The toolkit's stub of the driver defines the driver API. */
+	struct elf_map stub;
+	const char *stub_path = NVSHIM_CUDA_STUBS "/libcuda.so";
+	if (elf_map_file(stub_path, &stub, &why)) {
+		free(why);
+		cr_skip_test("no %s", stub_path);
+	}
+	cr_assert_eq(read_syms(stub.data, stub.size, &s, &why), 0, "%s", why);
+	cr_assert(has(&s, "+cuTensorMapEncodeTiled"));
+	cr_assert(has(&s, "+cuGetProcAddress_v2"));
+	elf_unmap(&stub);
+}
+
+struct members {
+	char names[1024];
+	size_t count;
+	int thin;
+};
+
+static int each_member(const struct ar_member *m, void *arg)
+{
+	struct members *ms = arg;
+	strcat(ms->names, m->name);
+	strcat(ms->names, " ");
+	ms->count++;
+	if (!m->data)
+		ms->thin = 1;
+	return 0;
+}
+
+Test(elf, archives_index_and_members)
+{
+	free(test_write(dir, "a.c", c_source));
+	free(test_write(dir, "b.c", "int from_b(void) { return 2; }\n"));
+	free(test_write(dir, "c.c", "int only_in_c(void) { return 3; }\n"));
+	sh("cc -c a.c -o a.o && cc -c b.c -o b.o && cc -c c.c -o a_member_with_a_long_name.o && "
+	   "ar rcs lib.a a.o b.o a_member_with_a_long_name.o");
+	struct elf_map m = map("lib.a");
+	char *why = NULL;
+	cr_assert_eq(elf_identify(m.data, m.size), ELF_KIND_ARCHIVE);
+	struct ar_symbol *syms;
+	size_t n;
+	cr_assert_eq(ar_index(m.data, m.size, &syms, &n, &why), 0, "%s", why);
+	cr_assert_eq(n, 4, "index of %zu symbols", n); /* shared_counter, uses_driver, from_b, only_in_c */
+	int seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct ar_member mem;
+		cr_assert_eq(ar_member_at(m.data, m.size, syms[i].member, &mem, &why), 0, "%s", why);
+		if (!strcmp(syms[i].name, "from_b")) {
+			cr_assert_str_eq(mem.name, "b.o");
+			seen++;
+		}
+		if (!strcmp(syms[i].name, "only_in_c")) {
+			cr_assert_str_eq(mem.name, "a_member_with_a_long_name.o");
+			struct syms s;
+			cr_assert_eq(read_syms(mem.data, mem.size, &s, &why), 0, "%s", why);
+			cr_assert(has(&s, "+only_in_c"), "%s", s.text);
+			seen++;
+		}
+	}
+	cr_assert_eq(seen, 2);
+	free(syms);
+	struct members ms = { "", 0, 0 };
+	cr_assert_eq(ar_members(m.data, m.size, each_member, &ms, &why), 0, "%s", why);
+	cr_assert_str_eq(ms.names, "a.o b.o a_member_with_a_long_name.o ");
+	elf_unmap(&m);
+}
+
+Test(elf, archive_without_index_and_thin_archive)
+{
+	free(test_write(dir, "b.c", "int from_b(void) { return 2; }\n"));
+	sh("cc -c b.c -o b.o && ar rcS noindex.a b.o && ar rcsT thin.a b.o");
+	struct elf_map m = map("noindex.a");
+	char *why = NULL;
+	struct ar_symbol *syms;
+	size_t n;
+	cr_assert_eq(ar_index(m.data, m.size, &syms, &n, &why), 0, "%s", why);
+	cr_assert_eq(n, 0);
+	free(syms);
+	elf_unmap(&m);
+
+	m = map("thin.a");
+	cr_assert_eq(elf_identify(m.data, m.size), ELF_KIND_THIN_ARCHIVE);
+	cr_assert_eq(ar_index(m.data, m.size, &syms, &n, &why), 0, "%s", why);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(syms[0].name, "from_b");
+	struct ar_member mem;
+	cr_assert_eq(ar_member_at(m.data, m.size, syms[0].member, &mem, &why), 0, "%s", why);
+	cr_assert_str_eq(mem.name, "b.o");
+	cr_assert_null(mem.data);
+	free(syms);
+	struct members ms = { "", 0, 0 };
+	cr_assert_eq(ar_members(m.data, m.size, each_member, &ms, &why), 0, "%s", why);
+	cr_assert_eq(ms.count, 1);
+	cr_assert(ms.thin);
+	elf_unmap(&m);
+}
+
+static int count_member(const struct ar_member *m, void *arg)
+{
+	struct syms s;
+	char *why = NULL;
+	(void)arg;
+	if (m->data && read_syms(m->data, m->size, &s, &why))
+		free(why);
+	return 0;
+}
+
+/* Every prefix of a file, read in every way: errors are fine, crashes and reads past the end
+ * (the sanitizers) are not. */
+static void read_every_prefix(const unsigned char *data, size_t size, size_t step)
+{
+	for (size_t len = 0; len <= size; len += len < 256 ? 1 : step) {
+		unsigned char *copy = xmalloc(len ? len : 1);
+		memcpy(copy, data, len);
+		struct syms s;
+		char *why = NULL;
+		memset(&s, 0, sizeof(s));
+		if (elf_symbols(copy, len, collect, &s, &why))
+			cr_assert_not_null(why);
+		free(why);
+		why = NULL;
+		struct ar_symbol *syms;
+		size_t n;
+		if (ar_index(copy, len, &syms, &n, &why) == 0) {
+			for (size_t i = 0; i < n; i++) {
+				struct ar_member mem;
+				char *w = NULL;
+				if (ar_member_at(copy, len, syms[i].member, &mem, &w))
+					free(w);
+			}
+			free(syms);
+		}
+		free(why);
+		why = NULL;
+		if (ar_members(copy, len, count_member, NULL, &why))
+			cr_assert_not_null(why);
+		free(why);
+		free(copy);
+	}
+}
+
+Test(elf, truncated_files_give_errors_not_crashes)
+{
+	free(test_write(dir, "a.c", c_source));
+	free(test_write(dir, "b.c", "int from_b(void) { return 2; }\n"));
+	sh("cc -c a.c -o a.o && cc -c b.c -o a_member_with_a_long_name.o && cc -shared a.o -o liba.so && "
+	   "ar rcs lib.a a.o a_member_with_a_long_name.o");
+	const char *files[] = { "a.o", "liba.so", "lib.a" };
+	for (size_t i = 0; i < 3; i++) {
+		struct elf_map m = map(files[i]);
+		read_every_prefix(m.data, m.size, 13);
+		/* A truncated object is an error, not an empty symbol table. */
+		struct syms s;
+		char *why = NULL;
+		if (i < 2) {
+			cr_assert_eq(read_syms(m.data, m.size / 2, &s, &why), -1, "%s cut in half", files[i]);
+			cr_assert_not_null(why);
+			free(why);
+		}
+		elf_unmap(&m);
+	}
+}
+
+static unsigned char *copy_of(const struct elf_map *m)
+{
+	unsigned char *c = xmalloc(m->size);
+	memcpy(c, m->data, m->size);
+	return c;
+}
+
+Test(elf, damaged_headers_and_tables)
+{
+	free(test_write(dir, "a.c", c_source));
+	sh("cc -c a.c -o a.o");
+	struct elf_map m = map("a.o");
+	struct syms s;
+	char *why = NULL;
+	Elf64_Ehdr eh;
+	memcpy(&eh, m.data, sizeof(eh));
+
+	/* The section header table moved past the end. */
+	unsigned char *c = copy_of(&m);
+	Elf64_Ehdr bad = eh;
+	bad.e_shoff = (Elf64_Off)m.size - 10;
+	memcpy(c, &bad, sizeof(bad));
+	cr_assert_eq(read_syms(c, m.size, &s, &why), -1);
+	cr_assert_not_null(strstr(why, "past the end"), "%s", why);
+	free(why);
+	why = NULL;
+	free(c);
+
+	/* An absurd section count. */
+	c = copy_of(&m);
+	bad = eh;
+	bad.e_shnum = 60000;
+	memcpy(c, &bad, sizeof(bad));
+	cr_assert_eq(read_syms(c, m.size, &s, &why), -1);
+	free(why);
+	why = NULL;
+	free(c);
+
+	/* Every symbol name offset out of range, and the string table's size cut to nothing. */
+	for (unsigned k = 0; k < eh.e_shnum; k++) {
+		Elf64_Shdr sec;
+		memcpy(&sec, m.data + eh.e_shoff + k * sizeof(sec), sizeof(sec));
+		if (sec.sh_type != SHT_SYMTAB)
+			continue;
+		c = copy_of(&m);
+		for (size_t off = sec.sh_offset; off + sizeof(Elf64_Sym) <= sec.sh_offset + sec.sh_size;
+		     off += sizeof(Elf64_Sym)) {
+			Elf64_Sym sym;
+			memcpy(&sym, c + off, sizeof(sym));
+			sym.st_name = 0x7fffffff;
+			memcpy(c + off, &sym, sizeof(sym));
+		}
+		cr_assert_eq(read_syms(c, m.size, &s, &why), -1);
+		cr_assert_not_null(strstr(why, "outside the string table"), "%s", why);
+		free(why);
+		why = NULL;
+		free(c);
+
+		c = copy_of(&m);
+		Elf64_Shdr strsec;
+		size_t at = eh.e_shoff + sec.sh_link * sizeof(strsec);
+		memcpy(&strsec, c + at, sizeof(strsec));
+		strsec.sh_size = 2;
+		memcpy(c + at, &strsec, sizeof(strsec));
+		cr_assert_eq(read_syms(c, m.size, &s, &why), -1);
+		free(why);
+		why = NULL;
+		/* The symbol table's link to a section that does not exist. */
+		free(c);
+		c = copy_of(&m);
+		Elf64_Shdr symsec = sec;
+		symsec.sh_link = 9999;
+		memcpy(c + eh.e_shoff + k * sizeof(symsec), &symsec, sizeof(symsec));
+		cr_assert_eq(read_syms(c, m.size, &s, &why), -1);
+		cr_assert_not_null(strstr(why, "out of range"), "%s", why);
+		free(why);
+		why = NULL;
+		free(c);
+	}
+
+	/* Random damage anywhere: errors or symbols, never a crash. */
+	srand(5);
+	for (int round = 0; round < 300; round++) {
+		c = copy_of(&m);
+		for (int k = 0; k < 4; k++)
+			c[(size_t)rand() % m.size] = (unsigned char)rand();
+		if (read_syms(c, m.size, &s, &why))
+			free(why);
+		why = NULL;
+		free(c);
+	}
+	elf_unmap(&m);
+
+	/* Not ELF at all. */
+	cr_assert_eq(elf_identify("int x;\n", 7), ELF_KIND_OTHER);
+	cr_assert_eq(read_syms((const unsigned char *)"int x;\n", 7, &s, &why), -1);
+	cr_assert_str_eq(why, "not an ELF file");
+	free(why);
+}
+
+Test(elf, damaged_archives)
+{
+	free(test_write(dir, "b.c", "int from_b(void) { return 2; }\n"));
+	sh("cc -c b.c -o b.o && ar rcs lib.a b.o");
+	struct elf_map m = map("lib.a");
+	char *why = NULL;
+	struct ar_symbol *syms;
+	size_t n;
+
+	/* The index claims more symbols than it holds. */
+	unsigned char *c = copy_of(&m);
+	memcpy(c + 8 + 60, "\x7f\xff\xff\xff", 4);
+	cr_assert_eq(ar_index(c, m.size, &syms, &n, &why), -1);
+	cr_assert_not_null(strstr(why, "more than it holds"), "%s", why);
+	free(why);
+	why = NULL;
+	free(c);
+
+	/* A member size past the end. */
+	c = copy_of(&m);
+	memcpy(c + 8 + 48, "9999999999", 10);
+	cr_assert_eq(ar_index(c, m.size, &syms, &n, &why), -1);
+	cr_assert_not_null(strstr(why, "runs past the end"), "%s", why);
+	free(why);
+	why = NULL;
+	free(c);
+
+	/* A bad size field and a bad header end. */
+	c = copy_of(&m);
+	memcpy(c + 8 + 48, "12x4      ", 10);
+	cr_assert_eq(ar_index(c, m.size, &syms, &n, &why), -1);
+	free(why);
+	why = NULL;
+	free(c);
+	c = copy_of(&m);
+	c[8 + 58] = 'X';
+	cr_assert_eq(ar_members(c, m.size, count_member, NULL, &why), -1);
+	cr_assert_not_null(strstr(why, "damaged"), "%s", why);
+	free(why);
+	why = NULL;
+	free(c);
+
+	/* A member pointed at by the index that is not a member. */
+	cr_assert_eq(ar_index(m.data, m.size, &syms, &n, &why), 0);
+	struct ar_member mem;
+	cr_assert_eq(ar_member_at(m.data, m.size, syms[0].member + 1, &mem, &why), -1);
+	free(why);
+	free(syms);
+
+	srand(7);
+	for (int round = 0; round < 300; round++) {
+		c = copy_of(&m);
+		for (int k = 0; k < 3; k++)
+			c[(size_t)rand() % m.size] = (unsigned char)rand();
+		read_every_prefix(c, m.size, m.size);
+		free(c);
+	}
+	elf_unmap(&m);
+}
