@@ -114,31 +114,13 @@ static const struct devices *load_devices(void *arg)
 	return &l->d;
 }
 
-/* Runs the passes over the invocation, editing the plan. Fail open: a pass that cannot get
- * its facts changes nothing. */
-static void run_passes(const struct session *s, const struct invocation *inv, const char *nvcc,
-		       struct plan *plan, struct argv *before, struct argv *after)
-{
-	if (!targets_wanted(inv, &s->cfg))
-		return;
-	struct toolkit tk;
-	struct lazy_devices devs = { .s = s };
-	toolkit_init(&tk);
-	devices_init(&devs.d);
-	if (!toolkit_load(&tk, nvcc, s->cfg.cache_dir)) {
-		struct targets_context ctx = { &s->cfg, &tk, load_devices, &devs };
-		targets_pass(inv, &ctx, plan, before, after);
-	}
-	toolkit_release(&tk);
-	devices_release(&devs.d);
-}
-
 /* What the modules pass keeps for running its commands: its plan and the facts it used. */
 struct passes {
 	struct toolkit tk;
 	struct lazy_devices devs;
 	struct modules_plan mp;
 	struct modules_context mctx;
+	int tk_state; /* the toolkit's facts: 0 not read yet, 1 read, -1 not to be had */
 };
 
 static void passes_init(struct passes *ps, const struct session *s, const char *nvcc)
@@ -158,12 +140,46 @@ static void passes_release(struct passes *ps)
 	devices_release(&ps->devs.d);
 }
 
+/* The toolkit's facts, read once for all the passes (a failure warns once). */
+static int passes_toolkit(struct passes *ps, const struct session *s, const char *nvcc)
+{
+	if (!ps->tk_state)
+		ps->tk_state = toolkit_load(&ps->tk, nvcc, s->cfg.cache_dir) ? -1 : 1;
+	return ps->tk_state > 0;
+}
+
+/* Runs the passes over the invocation, editing the plan. Fail open: a pass that cannot get
+ * its facts changes nothing. With ps, the facts are kept there for the modules pass. */
+static void run_passes(const struct session *s, const struct invocation *inv, const char *nvcc,
+		       struct plan *plan, struct passes *ps, struct argv *before, struct argv *after)
+{
+	if (!targets_wanted(inv, &s->cfg))
+		return;
+	if (ps) {
+		if (passes_toolkit(ps, s, nvcc)) {
+			struct targets_context ctx = { &s->cfg, &ps->tk, load_devices, &ps->devs };
+			targets_pass(inv, &ctx, plan, before, after);
+		}
+		return;
+	}
+	struct toolkit tk;
+	struct lazy_devices devs = { .s = s };
+	toolkit_init(&tk);
+	devices_init(&devs.d);
+	if (!toolkit_load(&tk, nvcc, s->cfg.cache_dir)) {
+		struct targets_context ctx = { &s->cfg, &tk, load_devices, &devs };
+		targets_pass(inv, &ctx, plan, before, after);
+	}
+	toolkit_release(&tk);
+	devices_release(&devs.d);
+}
+
 /* The modules pass, on the command line the other passes made (after the link pass, so that a
  * split compile-and-link keeps what that pass added to the link). */
 static void run_modules_pass(const struct session *s, const struct invocation *inv, const char *nvcc,
 			     struct plan *plan, struct passes *ps)
 {
-	if (!modules_wanted(inv, &s->cfg) || toolkit_load(&ps->tk, nvcc, s->cfg.cache_dir))
+	if (!modules_wanted(inv, &s->cfg) || !passes_toolkit(ps, s, nvcc))
 		return;
 	struct invocation now;
 	invocation_parse(&now, plan->argv.v + 1, plan->argv.n - 1, env_get);
@@ -340,7 +356,7 @@ static int execute_modules(struct session *s, struct plan *plan, struct passes *
 		link_result_init(link);
 		struct invocation inv;
 		invocation_parse(&inv, s->args.v, s->args.n, env_get);
-		run_passes(s, &inv, nvcc, plan, NULL, NULL);
+		run_passes(s, &inv, nvcc, plan, ps, NULL, NULL);
 		run_link_pass_nvcc(s, &inv, nvcc, plan, link);
 		run_modules_pass(s, &inv, nvcc, plan, ps);
 		invocation_release(&inv);
@@ -410,7 +426,7 @@ int commands_nvcc(int n, char **args)
 	passes_init(&ps, &s, nvcc);
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
-	run_passes(&s, &inv, nvcc, &plan, NULL, NULL);
+	run_passes(&s, &inv, nvcc, &plan, &ps, NULL, NULL);
 	struct link_result link;
 	link_result_init(&link);
 	run_link_pass_nvcc(&s, &inv, nvcc, &plan, &link);
@@ -671,12 +687,12 @@ static int cmd_explain(int n, char **args)
 	struct argv before = ARGV_INIT, after = ARGV_INIT;
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
-	run_passes(&s, &inv, nvcc, &plan, &before, &after);
+	struct passes ps;
+	passes_init(&ps, &s, nvcc);
+	run_passes(&s, &inv, nvcc, &plan, &ps, &before, &after);
 	struct link_result link;
 	link_result_init(&link);
 	run_link_pass_nvcc(&s, &inv, nvcc, &plan, &link);
-	struct passes ps;
-	passes_init(&ps, &s, nvcc);
 	run_modules_pass(&s, &inv, nvcc, &plan, &ps);
 	add_launcher(&s, launcher_wanted(&inv), &plan);
 	modules_launcher(&ps, &plan, nvcc);
@@ -852,7 +868,7 @@ static int cc_plan(struct session *s, const char *name, struct cc_run *r)
 	argv_pushn(&r->plan.notes, notes.v, notes.n);
 	struct invocation inv;
 	invocation_parse(&inv, nv.v, nv.n, env_get);
-	run_passes(s, &inv, r->nvcc, &r->plan, NULL, NULL);
+	run_passes(s, &inv, r->nvcc, &r->plan, NULL, NULL, NULL);
 	run_link_pass_nvcc(s, &inv, r->nvcc, &r->plan, &r->link);
 	invocation_release(&inv);
 	argv_release(&nv);

@@ -152,6 +152,17 @@ char *rules_dir_path(const char *setting, const char *exe_dir)
 		return xstrdup(setting);
 	if (!exe_dir)
 		return NULL;
+	/* <prefix>/libexec/nvshim/bin (nvshim as nvcc): the prefix's, like <prefix>/bin's */
+	static const char libexec[] = "/libexec/nvshim/bin";
+	size_t n = strlen(exe_dir), ln = sizeof(libexec) - 1;
+	if (n > ln && !strcmp(exe_dir + n - ln, libexec)) {
+		char *dir = xasprintf("%.*s/etc/nvshim/modules.d", (int)(n - ln), exe_dir);
+		struct stat sb;
+		if (!stat(dir, &sb))
+			return dir;
+		free(dir);
+		return NULL;
+	}
 	const char *slash = strrchr(exe_dir, '/');
 	char *installed = xasprintf("%.*s/etc/nvshim/modules.d", (int)(slash ? slash - exe_dir : 0), exe_dir);
 	char *build = concat(exe_dir, "/etc/nvshim/modules.d", NULL);

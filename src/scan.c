@@ -1042,7 +1042,10 @@ int scan_file(struct scan *s, const char *path, const struct scan_options *o)
 {
 	char *text;
 	size_t len;
-	if (read_whole(path, &text, &len))
+	struct stat sb;
+	/* a source beyond the byte limit is not read at all: nothing is known about it */
+	if (stat(path, &sb) || (size_t)sb.st_size > (o->max_bytes ? o->max_bytes : 4u << 20) ||
+	    read_whole(path, &text, &len))
 		return -1;
 	char *abs = absolute(path);
 	scan_one(s, abs, text, len, o, NULL);

@@ -109,7 +109,8 @@ struct scan_options {
 void scan_init(struct scan *s);
 void scan_release(struct scan *s);
 
-/* Scans path and its project headers. Returns 0, or -1 if path cannot be read. */
+/* Scans path and its project headers. Returns 0, or -1 if path cannot be read or is larger
+ * than max_bytes. */
 int scan_file(struct scan *s, const char *path, const struct scan_options *o);
 /* Scans text as if it were the file `name` (its includes are resolved like scan_file's). */
 int scan_text(struct scan *s, const char *name, const char *text, const struct scan_options *o);
