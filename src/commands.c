@@ -26,6 +26,7 @@
 #include "nvshim/launcher.h"
 #include "nvshim/locate.h"
 #include "nvshim/logfile.h"
+#include "nvshim/modules.h"
 #include "nvshim/plan.h"
 #include "nvshim/runner.h"
 #include "nvshim/targets.h"
@@ -136,13 +137,54 @@ static const struct devices *load_devices(void *arg)
 	return &l->d;
 }
 
+/* What the modules pass keeps for running its commands: its plan and the facts it used. */
+struct passes {
+	struct toolkit tk;
+	struct lazy_devices devs;
+	struct modules_plan mp;
+	struct modules_context mctx;
+	int tk_state; /* the toolkit's facts: 0 not read yet, 1 read, -1 not to be had */
+};
+
+static void passes_init(struct passes *ps, const struct session *s, const char *nvcc)
+{
+	memset(ps, 0, sizeof(*ps));
+	toolkit_init(&ps->tk);
+	ps->devs.s = s;
+	devices_init(&ps->devs.d);
+	modules_plan_init(&ps->mp);
+	ps->mctx = (struct modules_context){ &s->cfg, &ps->tk, load_devices, &ps->devs, nvcc, s->self.exe_dir, NULL };
+}
+
+static void passes_release(struct passes *ps)
+{
+	modules_plan_release(&ps->mp);
+	toolkit_release(&ps->tk);
+	devices_release(&ps->devs.d);
+}
+
+/* The toolkit's facts, read once for all the passes (a failure warns once). */
+static int passes_toolkit(struct passes *ps, const struct session *s, const char *nvcc)
+{
+	if (!ps->tk_state)
+		ps->tk_state = toolkit_load(&ps->tk, nvcc, s->cfg.cache_dir) ? -1 : 1;
+	return ps->tk_state > 0;
+}
+
 /* Runs the passes over the invocation, editing the plan. Fail open: a pass that cannot get
- * its facts changes nothing. */
+ * its facts changes nothing. With ps, the facts are kept there for the modules pass. */
 static void run_passes(const struct session *s, const struct invocation *inv, const char *nvcc,
-		       struct plan *plan, struct argv *before, struct argv *after)
+		       struct plan *plan, struct passes *ps, struct argv *before, struct argv *after)
 {
 	if (!targets_wanted(inv, &s->cfg))
 		return;
+	if (ps) {
+		if (passes_toolkit(ps, s, nvcc)) {
+			struct targets_context ctx = { &s->cfg, &ps->tk, load_devices, &ps->devs };
+			targets_pass(inv, &ctx, plan, before, after);
+		}
+		return;
+	}
 	struct toolkit tk;
 	struct lazy_devices devs = { .s = s };
 	toolkit_init(&tk);
@@ -153,6 +195,30 @@ static void run_passes(const struct session *s, const struct invocation *inv, co
 	}
 	toolkit_release(&tk);
 	devices_release(&devs.d);
+}
+
+/* The modules pass, on the command line the other passes made (after the link pass, so that a
+ * split compile-and-link keeps what that pass added to the link). */
+static void run_modules_pass(const struct session *s, const struct invocation *inv, const char *nvcc,
+			     struct plan *plan, struct passes *ps)
+{
+	if (!modules_wanted(inv, &s->cfg) || !passes_toolkit(ps, s, nvcc))
+		return;
+	struct invocation now;
+	invocation_parse(&now, plan->argv.v + 1, plan->argv.n - 1, env_get);
+	modules_pass(&now, &ps->mctx, plan, &ps->mp);
+	invocation_release(&now);
+}
+
+/* The launcher goes in front of every command the modules pass split the line into. */
+static void modules_launcher(struct passes *ps, const struct plan *plan, const char *nvcc)
+{
+	if (!strcmp(plan->tool, nvcc) || ps->mp.ngroups < 2)
+		return;
+	for (size_t g = 0; g < ps->mp.ngroups; g++)
+		argv_insert(&ps->mp.groups[g].argv, 0, plan->tool);
+	if (ps->mp.link.n)
+		argv_insert(&ps->mp.link, 0, plan->tool);
 }
 
 /* Exports the depth the real tool will see. */
@@ -304,6 +370,54 @@ static int execute(struct session *s, struct plan *plan, const struct argv *argv
 	return status;
 }
 
+/* Runs what the modules pass planned: compiles with stderr held, a probe on an
+ * architecture-related failure, and one retry planned again with what the probe learnt (only
+ * the notes not said already are said). Logs like execute(). */
+static int execute_modules(struct session *s, struct plan *plan, struct passes *ps, const char *nvcc,
+			   const struct argv *argv_in, struct link_result *link)
+{
+	struct run_result res = { 127, 0, 0 };
+	if (modules_run(&ps->mp, plan, &ps->mctx, 1, &link->retry, &res) == MODULES_RETRY) {
+		struct argv said = ARGV_INIT;
+		char *launcher = strcmp(plan->tool, nvcc) ? xstrdup(plan->tool) : NULL;
+		argv_copy(&said, &plan->notes);
+		passes_release(ps);
+		passes_init(ps, s, nvcc);
+		plan_release(plan);
+		plan_init(plan, nvcc, s->args.v, s->args.n);
+		link_result_release(link);
+		link_result_init(link);
+		struct invocation inv;
+		invocation_parse(&inv, s->args.v, s->args.n, env_get);
+		run_passes(s, &inv, nvcc, plan, ps, NULL, NULL);
+		run_link_pass_nvcc(s, &inv, nvcc, plan, link);
+		run_modules_pass(s, &inv, nvcc, plan, ps);
+		invocation_release(&inv);
+		for (size_t i = 0; i < plan->notes.n; i++) {
+			int seen = 0;
+			for (size_t k = 0; k < said.n && !seen; k++)
+				seen = !strcmp(said.v[k], plan->notes.v[i]);
+			if (!seen)
+				diag_rewrite("%s", plan->notes.v[i]);
+		}
+		argv_release(&said);
+		if (launcher)
+			launcher_apply(plan, launcher);
+		free(launcher);
+		modules_launcher(ps, plan, nvcc);
+		modules_run(&ps->mp, plan, &ps->mctx, 0, &link->retry, &res);
+	}
+	if (s->cfg.log_file && *s->cfg.log_file) {
+		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &plan->notes, res.status,
+					   runner_now_ms() - s->start_ms };
+		logfile_write(s->cfg.log_file, &e);
+	}
+	int status = res.status;
+	if (status == 0 && diag_strict_errors())
+		status = 1;
+	return status;
+}
+
 /* Puts the launcher setting's program in front of nvcc when this invocation compiles. Returns 0,
  * or -1 after a warning when the launcher cannot be found (nvcc then runs without it). */
 static int add_launcher(const struct session *s, int wanted, struct plan *plan)
@@ -341,12 +455,15 @@ int commands_nvcc(int n, char **args)
 	/* Every nvcc nvshim starts from here on, for facts too, carries the loop guard. */
 	enter_child_depth();
 	struct invocation inv;
+	struct passes ps;
+	passes_init(&ps, &s, nvcc);
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
-	run_passes(&s, &inv, nvcc, &plan, NULL, NULL);
+	run_passes(&s, &inv, nvcc, &plan, &ps, NULL, NULL);
 	struct link_result link;
 	link_result_init(&link);
 	run_link_pass_nvcc(&s, &inv, nvcc, &plan, &link);
+	run_modules_pass(&s, &inv, nvcc, &plan, &ps);
 	int wants_launcher = launcher_wanted(&inv);
 	/* Watched: nvcc's stderr is held, to be looked at when it fails (crash.h). */
 	int watch = crash_wanted(&inv, &s.cfg);
@@ -356,20 +473,27 @@ int commands_nvcc(int n, char **args)
 	/* Known-bad combinations of toolkit, host compiler and libraries (gates.h). */
 	struct gates_context gc = { &s.cfg, &inv, nvcc, s.self.exe_dir };
 	gates_check(&gc);
+	/* A compile the modules pass may probe, or several commands: it runs them (and passes
+	 * long lines through options files itself). */
+	int modules = ps.mp.active && (ps.mp.hold || ps.mp.ngroups > 1);
 	/* Only a line nvshim changed can be too long: the one it was given was not. */
-	if (plan_rewritten(&plan, args, (size_t)n) &&
+	if (!modules && plan_rewritten(&plan, args, (size_t)n) &&
 	    plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
 		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan.options_file);
 	int status = 1;
 	if (!add_launcher(&s, wants_launcher, &plan) || !diag_strict_errors()) {
+		if (modules)
+			modules_launcher(&ps, &plan, nvcc);
 		struct argv in = ARGV_INIT;
 		argv_push(&in, nvcc);
 		argv_pushn(&in, args, (size_t)n);
 		struct crash_context cc = { &s.cfg, nvcc, &s.args, &inv };
-		status = execute(&s, &plan, &in, &link.retry, watch ? &cc : NULL);
+		status = modules ? execute_modules(&s, &plan, &ps, nvcc, &in, &link)
+				 : execute(&s, &plan, &in, &link.retry, watch ? &cc : NULL);
 		argv_release(&in);
 	}
 	invocation_release(&inv);
+	passes_release(&ps);
 	link_result_release(&link);
 	plan_release(&plan);
 	free(nvcc);
@@ -706,11 +830,15 @@ static int cmd_explain(int n, char **args)
 	struct argv before = ARGV_INIT, after = ARGV_INIT;
 	invocation_parse(&inv, s.args.v, s.args.n, env_get);
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
-	run_passes(&s, &inv, nvcc, &plan, &before, &after);
+	struct passes ps;
+	passes_init(&ps, &s, nvcc);
+	run_passes(&s, &inv, nvcc, &plan, &ps, &before, &after);
 	struct link_result link;
 	link_result_init(&link);
 	run_link_pass_nvcc(&s, &inv, nvcc, &plan, &link);
+	run_modules_pass(&s, &inv, nvcc, &plan, &ps);
 	add_launcher(&s, launcher_wanted(&inv), &plan);
+	modules_launcher(&ps, &plan, nvcc);
 
 	printf("real nvcc : %s (found through %s)\n", nvcc, how);
 	if (strcmp(plan.tool, nvcc))
@@ -755,10 +883,23 @@ static int cmd_explain(int n, char **args)
 	link_result_release(&link);
 	if (!plan.notes.n)
 		printf("notes     : none; nvcc runs with the arguments unchanged\n");
+	for (size_t i = 0; i < ps.mp.explain.n; i++)
+		printf("%-10s: %s\n", i ? "" : "modules", ps.mp.explain.v[i]);
 	for (size_t i = 0; i < plan.notes.n; i++)
 		printf("note      : %s\n", plan.notes.v[i]);
-	print_args("command", &plan.argv);
+	if (ps.mp.ngroups > 1) {
+		for (size_t g = 0; g < ps.mp.ngroups; g++)
+			print_args("command", &ps.mp.groups[g].argv);
+		if (ps.mp.link.n)
+			print_args("command", &ps.mp.link);
+	} else {
+		print_args("command", &plan.argv);
+	}
+	if (ps.mp.hold)
+		printf("on failure: an architecture-related error is probed (each target on its own) and "
+		       "the command retried once\n");
 
+	passes_release(&ps);
 	plan_release(&plan);
 	invocation_release(&inv);
 	free(nvcc);
@@ -870,7 +1011,7 @@ static int cc_plan(struct session *s, const char *name, struct cc_run *r)
 	argv_pushn(&r->plan.notes, notes.v, notes.n);
 	struct invocation inv;
 	invocation_parse(&inv, nv.v, nv.n, env_get);
-	run_passes(s, &inv, r->nvcc, &r->plan, NULL, NULL);
+	run_passes(s, &inv, r->nvcc, &r->plan, NULL, NULL, NULL);
 	run_link_pass_nvcc(s, &inv, r->nvcc, &r->plan, &r->link);
 	invocation_release(&inv);
 	argv_release(&nv);

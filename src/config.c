@@ -15,6 +15,7 @@
 #include <ini.h>
 #include <libiberty.h>
 
+#include "nvshim/rules.h"
 #include "nvshim/fault.h"
 
 #define ITEM(n, t, f, alias, h) { #n, t, offsetof(struct config, n), f, alias, NULL, h }
@@ -130,6 +131,24 @@ const struct config_item config_items[] = {
 	     "Preload library: right after a link or load that nvshim explained, cuGetErrorString for "
 	     "that error on that thread adds the explanation, so that programs that raise the "
 	     "driver's message (CuPy, cuda-python) show it (rule link.error_string)."),
+	ITEM(modules, CONF_BOOL, 0, NULL,
+	     "The modules pass: give each CUDA source the requested targets it can build for, from "
+	     "rules, a scan of its text and a probe when nvcc fails; upgrade sm_NN to sm_NNa where the "
+	     "source needs it; split a command line whose sources need different lists."),
+	ITEM(modules_rules, CONF_BOOL, 0, NULL,
+	     "Apply [module \"GLOB\"] rules (min_arch, max_arch, require, drop, flags) from rules_dir "
+	     "and the configuration files (rule modules.rules)."),
+	ITEM(modules_scan, CONF_BOOL, 0, NULL,
+	     "Scan each source and its project headers for what it certainly needs (inline PTX such as "
+	     "cp.async or wgmma, bf16 wmma fragments, clusters, guarded #error) (rule modules.scan)."),
+	ITEM(modules_probe, CONF_BOOL, 0, NULL,
+	     "When nvcc fails with an architecture-related error, build each target on its own, keep "
+	     "those that pass and retry once; verdicts are cached in cache_dir (rule modules.probe)."),
+	ITEM(jobs, CONF_SIZE, CONF_NEUTRAL, NULL,
+	     "How many probe compiles run at once. 0: the number of CPUs."),
+	ITEM(rules_dir, CONF_PATH, 0, NULL,
+	     "A directory of *.ini files with [module] rules, read before the configuration files' own. "
+	     "Empty: the installed <prefix>/etc/nvshim/modules.d."),
 };
 const size_t config_nitems = sizeof(config_items) / sizeof(config_items[0]);
 _Static_assert(sizeof(config_items) / sizeof(config_items[0]) <= sizeof(((struct config *)0)->origin) /
@@ -182,6 +201,8 @@ void config_init(struct config *c, config_getenv_fn env)
 	c->targets_unsupported = 1;
 	c->targets_native = 1;
 	c->targets_arch_specific = 1;
+	c->modules = c->modules_rules = c->modules_scan = c->modules_probe = 1;
+	argv_init(&c->module_rules);
 	c->link_lcuda = 1;
 	c->crash_bundles = 1;
 	c->crash_bundle_max_size = 64 * 1024 * 1024;
@@ -222,9 +243,11 @@ void config_release(struct config *c)
 		free(c->origin[i]);
 	argv_release(&c->files);
 	argv_release(&c->problems);
+	argv_release(&c->module_rules);
 	memset(c, 0, sizeof(*c));
 	argv_init(&c->files);
 	argv_init(&c->problems);
+	argv_init(&c->module_rules);
 }
 
 static int parse_bool(const char *v, int *out)
@@ -345,6 +368,7 @@ struct file_state {
 	char *dir;
 	enum config_layer layer;
 	int line;
+	char *glob; /* of the [module "GLOB"] section being read */
 };
 
 /* Reads one line for inih, counting lines and catching what inih would silently misread:
@@ -356,6 +380,7 @@ static char *read_line(char *str, int num, void *stream)
 	if (!fgets(str, num, st->fp))
 		return NULL;
 	st->line++;
+	rules_intercept_section(str, &st->glob);
 	size_t len = strlen(str);
 	if (len == (size_t)num - 1 && str[len - 1] != '\n' && !feof(st->fp)) {
 		int ch;
@@ -383,7 +408,27 @@ static int on_setting(void *user, const char *section, const char *name, const c
 {
 	struct file_state *st = user;
 	char *origin = xasprintf("%s:%d", st->path, st->line);
-	if (*section && strcmp(section, "nvshim")) {
+	if (!strcmp(section, "module")) {
+		const char *glob = st->glob;
+		char *why = NULL;
+		if (!glob) {
+			problem(st->c, "%s: a [module] section needs a glob: [module \"GLOB\"]; '%s' ignored", origin,
+				name);
+		} else if (rules_check(name, value, &why)) {
+			problem(st->c, "%s: %s", origin, why);
+		} else if (st->layer == LAYER_PROJECT && !st->c->trust_project && !strcmp(name, "flags") &&
+			   (strstr(value, "ccbin") || strstr(value, "bindir") || strstr(value, "arbin") ||
+			    strstr(value, "archiver-binary"))) {
+			problem(st->c, "%s: rule flags that choose a program to run cannot come from a project "
+				"file (trust_project = true in the user file allows it); ignored", origin);
+		} else {
+			argv_push(&st->c->module_rules, glob);
+			argv_push(&st->c->module_rules, name);
+			argv_push(&st->c->module_rules, value);
+			argv_push(&st->c->module_rules, origin);
+		}
+		free(why);
+	} else if (*section && strcmp(section, "nvshim")) {
 		problem(st->c, "%s: unknown section [%s]; '%s' ignored", origin, section, name);
 	} else {
 		const struct config_item *item = config_item_find(name);
@@ -417,7 +462,7 @@ static long binary_offset(FILE *fp, int *byte)
 
 int config_load_file(struct config *c, const char *path, enum config_layer layer)
 {
-	struct file_state st = { c, NULL, path, NULL, layer, 0 };
+	struct file_state st = { c, NULL, path, NULL, layer, 0, NULL };
 	struct stat sb;
 
 	if (!path || stat(path, &sb))
@@ -450,6 +495,7 @@ int config_load_file(struct config *c, const char *path, enum config_layer layer
 		problem(c, "%s:%d: not a valid line (expected 'name = value' or '[section]')", path, rc);
 	fclose(st.fp);
 	free(st.dir);
+	free(st.glob);
 	argv_pushf(&c->files, "%s (%s)", path, layer_names[layer]);
 	return 1;
 }
@@ -648,6 +694,11 @@ void config_print(const struct config *c, FILE *out)
 		fprintf(out, "#   (none)\n");
 	for (size_t i = 0; i < c->files.n; i++)
 		fprintf(out, "#   %s\n", c->files.v[i]);
+	if (c->module_rules.n)
+		fprintf(out, "\n# [module] rules of these files (rules_dir's are read when a compile needs them):\n");
+	for (size_t i = 0; i + 3 < c->module_rules.n; i += 4)
+		fprintf(out, "#   [module \"%s\"] %s = %s  (%s)\n", c->module_rules.v[i], c->module_rules.v[i + 1],
+			c->module_rules.v[i + 2], c->module_rules.v[i + 3]);
 }
 
 void config_write_template(FILE *out)

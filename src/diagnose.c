@@ -82,6 +82,8 @@ static const char *const guard_shapes[] = {
 	"from a __host__ __device__ function",
 	"is not supported in device code",
 	"not supported on this architecture",
+	"is not supported for this GPU architecture", /* __cluster_dims__ below sm_90 */
+	"has no member \"this_cluster\"",           /* cooperative groups' clusters below sm_90 */
 	"is undefined in device code",
 };
 

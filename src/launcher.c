@@ -1,4 +1,5 @@
 #include "nvshim/launcher.h"
+#include "nvshim/rules.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -127,6 +128,20 @@ char *launcher_fingerprint_text(const struct config *c, const char *nvshim_exe, 
 		char *v = config_format(c, &config_items[i]);
 		argv_pushf(&lines, "%s = %s", config_items[i].name, v);
 		free(v);
+	}
+	/* The modules pass's rules: the configuration's by their text, the directory's by file. */
+	for (size_t i = 0; i + 3 < c->module_rules.n; i += 4)
+		argv_pushf(&lines, "module \"%s\" %s = %s", c->module_rules.v[i], c->module_rules.v[i + 1],
+			   c->module_rules.v[i + 2]);
+	if (c->modules && c->modules_rules) {
+		char *exe_dir = nvshim_exe ? xstrdup(nvshim_exe) : NULL;
+		char *slash = exe_dir ? strrchr(exe_dir, '/') : NULL;
+		if (slash)
+			*slash = '\0';
+		char *dir = rules_dir_path(c->rules_dir, slash ? exe_dir : NULL);
+		rules_dir_identity(dir, &lines);
+		free(dir);
+		free(exe_dir);
 	}
 	size_t total = 1;
 	for (size_t i = 0; i < lines.n; i++)

@@ -110,6 +110,52 @@ int runner_run_held(const char *path, const struct argv *args, struct run_result
 	return run_child(path, args, res, held);
 }
 
+int runner_run_many(struct runner_job *jobs, size_t n, unsigned parallel)
+{
+	struct pex_obj **live = XCNEWVEC(struct pex_obj *, n ? n : 1);
+	double *start = XCNEWVEC(double, n ? n : 1);
+	size_t next = 0, done = 0;
+	int rc = 0;
+	if (!parallel)
+		parallel = 1;
+	while (done < n) {
+		/* start as many as allowed, then wait for the oldest */
+		while (next < n && next - done < parallel) {
+			struct runner_job *j = &jobs[next];
+			int err = 0;
+			j->res.status = 127;
+			j->res.signal = 0;
+			start[next] = runner_now_ms();
+			live[next] = pex_init(0, "nvshim", NULL);
+			const char *msg = live[next]
+				? pex_run(live[next], PEX_LAST, j->path, j->args->v,
+					  j->out_file ? j->out_file : "/dev/null",
+					  j->err_file ? j->err_file : "/dev/null", &err)
+				: "pex_init failed";
+			if (msg) {
+				rc = error("cannot run '%s': %s%s%s", j->path, msg, err ? ": " : "",
+					   err ? strerror(err) : "");
+				if (live[next])
+					pex_free(live[next]);
+				live[next] = NULL;
+			}
+			next++;
+		}
+		struct runner_job *j = &jobs[done];
+		int wstatus = 0;
+		if (live[done]) {
+			if (pex_get_status(live[done], 1, &wstatus))
+				decode_status(wstatus, &j->res);
+			pex_free(live[done]);
+		}
+		j->res.wall_ms = runner_now_ms() - start[done];
+		done++;
+	}
+	free(live);
+	free(start);
+	return rc;
+}
+
 void runner_write_stderr(const char *text)
 {
 	size_t len = strlen(text);

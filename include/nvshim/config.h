@@ -11,7 +11,8 @@
  *
  * Settings live in one item table (config_items) that drives the INI loader, the environment
  * loader, `nvshim config` and the documentation. INI files hold `name = value` lines, outside
- * any section or in [nvshim]. Items that choose which programs run (CONF_PROGRAM) are ignored in
+ * any section or in [nvshim]; [module "GLOB"] sections hold rules for the modules pass (rules.h),
+ * kept in module_rules in the order read. Items that choose which programs run (CONF_PROGRAM) are ignored in
  * a project file unless a user-level layer sets trust_project = true; CONF_NOT_PROJECT items
  * (trust_project, launcher) are ignored there always. CONF_NEUTRAL items cannot change what
  * nvcc builds (verbosity, the log, ...), so `nvshim fingerprint` leaves them out.
@@ -82,12 +83,20 @@ struct config {
 	int nvrtc_include_dirs;
 	int link_diagnose;
 	int link_error_string;
+	/* The modules pass. */
+	int modules;
+	int modules_rules;
+	int modules_scan;
+	int modules_probe;
+	size_t jobs;          /* probes at once; 0: the number of CPUs */
+	char *rules_dir;      /* empty: <prefix>/etc/nvshim/modules.d */
 
 	/* Bookkeeping: not settings. */
 	char *origin[64];          /* per item, "default", "FILE:LINE", "env NVSHIM_X", "option --nvshim-x" */
 	enum config_layer layer[64];
 	struct argv files;         /* config files that were read, in order */
 	struct argv problems;      /* warnings not yet reported */
+	struct argv module_rules;  /* [module "GLOB"] entries of the files read: GLOB, KEY, VALUE, ORIGIN */
 };
 
 struct config_item {

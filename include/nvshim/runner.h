@@ -41,6 +41,18 @@ void runner_write_stderr(const char *text);
 int runner_run_env(const char *path, const struct argv *args, char *const *env, const char *out_file,
 		   const char *err_file, struct run_result *res);
 
+struct runner_job {
+	const char *path;
+	const struct argv *args;
+	const char *out_file; /* stdout goes here; NULL: /dev/null */
+	const char *err_file; /* stderr goes here; NULL: /dev/null */
+	struct run_result res;
+};
+
+/* Runs the jobs, at most `parallel` at once (0: one), stdin inherited, and fills each one's res.
+ * Returns 0, or -1 if some job could not be started (its status is then 127). */
+int runner_run_many(struct runner_job *jobs, size_t n, unsigned parallel);
+
 /* Replaces nvshim with the program: for when nothing is left to do after it (no log to write,
  * no file to remove, no result to read). The caller sees the program's own exit status or
  * signal, as if it had run the program itself. Returns -1 after an error if exec failed. */

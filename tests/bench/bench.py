@@ -36,6 +36,39 @@ C_SOURCE = "int add(int a, int b) { return a + b; }\n"
 PLAIN_MAIN = "int main() { return 0; }\n"
 
 
+# A kernel that needs the probe: its sm_75 stub throws (nvcc: "device code does not support
+# exception handling"), so the modules pass drops sm_75 once the verdict is cached.
+PROBED = """#include <stdexcept>
+__global__ void k(float *x)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    x[threadIdx.x] *= 2.0f;
+#else
+    throw std::runtime_error("needs sm_80");
+#endif
+}
+"""
+
+
+def big_source():
+    """A 2,000-line source and a project header, for the scan's cost."""
+    lines = ['#include "common.cuh"']
+    for i in range(200):
+        lines += [f"// kernel {i}: cp.async in a comment",
+                  f"template <int N> __device__ float f{i}(const float *x) {{",
+                  "  float acc = 0.0f; /* block comment */",
+                  f"  for (int j = 0; j < N; j++) acc += x[j] * {i}.0f;",
+                  "  return acc;", "}",
+                  f"__global__ void k{i}(float *y, const float *x, int n) {{",
+                  "  int i = blockIdx.x * blockDim.x + threadIdx.x;",
+                  f"  if (i < n) y[i] = f{i}<4>(x + i) + helper(x[i]);", "}"]
+    header = ["#pragma once", "__device__ inline float helper(float v) {", "#if __CUDA_ARCH__ >= 800",
+              '  asm volatile("cp.async.wait_all;\\n" ::);', "#endif", "  return v;", "}"]
+    for i in range(300):
+        header.append(f"#define MACRO_{i}(x) ((x) * {i})")
+    return "\n".join(lines) + "\n", "\n".join(header) + "\n"
+
+
 def timed(cmd, env, cwd):
     start = time.perf_counter_ns()
     rc = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
@@ -57,12 +90,14 @@ def main():
     a.nvshim = os.path.abspath(a.nvshim)
 
     work = tempfile.mkdtemp(prefix="nvshim-bench-")
+    big, header = big_source()
     for name, text in (("k.cu", KERNEL), ("drv.cu", DRIVER), ("main.cu", MAIN), ("a.c", C_SOURCE),
-                       ("plain.cu", PLAIN_MAIN)):
+                       ("plain.cu", PLAIN_MAIN), ("probed.cu", PROBED), ("big.cu", big), ("common.cuh", header)):
         with open(os.path.join(work, name), "w") as f:
             f.write(text)
     for src in ("k", "drv", "main", "plain"):
         subprocess.run([a.nvcc, "-c", "-Xcompiler", "-fPIC", src + ".cu", "-o", src + ".o"], cwd=work, check=True)
+    os.mkdir(os.path.join(work, ".git"))  # the project root, for the scan
     cuda_lib = os.path.join(os.path.dirname(os.path.realpath(a.nvcc)), "..", "lib64")
     stubs = os.path.join(cuda_lib, "stubs")
     cc_dir = os.path.join(os.path.dirname(a.nvshim), "libexec", "nvshim", "cc")
@@ -83,7 +118,15 @@ def main():
              ("--dryrun -c, CUDA 12 list rewritten (warm caches)",
               dry + ["-gencode", "arch=compute_70,code=sm_70", "-gencode", "arch=compute_80,code=sm_80"],
               dry + ["-gencode=arch=compute_80,code=sm_80"], {"NVSHIM_VERBOSITY": "quiet"}),
+             ("--dryrun -c, 2,000-line source and header (scan)", ["--dryrun", "-c", "big.cu", "-o", "big.o", "-arch=sm_80"],
+              None, {}),
              ("one-kernel compile (-c)", ["-c", "k.cu", "-o", "k.o"], None, {}),
+             ("one-kernel compile -c -arch=sm_80 (modules pass, stderr held)",
+              ["-c", "k.cu", "-o", "k.o", "-arch=sm_80"], None, {}),
+             ("compile needing the probe, warm verdict (75..90 -> 80..90)",
+              ["-c", "probed.cu", "-o", "p.o"] + [f"-gencode=arch=compute_{a},code=sm_{a}" for a in (75, 80, 86, 89, 90)],
+              ["-c", "probed.cu", "-o", "p.o"] + [f"-gencode=arch=compute_{a},code=sm_{a}" for a in (80, 86, 89, 90)],
+              {"NVSHIM_VERBOSITY": "quiet"}),
              # The link pass: symbol tables read, stderr held for a possible retry.
              ("nvcc link of 2 objects, nothing to add (link pass)", ["k.o", "plain.o", "-o", "app"], None, {}),
              ("nvcc link, -lcuda added (link pass)", ["drv.o", "main.o", "-o", "app"],

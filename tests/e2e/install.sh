@@ -14,6 +14,7 @@ for name in cc c++ gcc g++ clang clang++; do
 done
 check "etc/nvshim.ini" test -s "$P/etc/nvshim.ini"
 check "etc/nvshim/gates.ini, the toolkit gates" cmp -s "$P/etc/nvshim/gates.ini" "$(dirname "$0")/../../config/gates.ini"
+check "etc/nvshim/modules.d: the shipped rules" test -s "$P/etc/nvshim/modules.d/vllm.ini" -a -s "$P/etc/nvshim/modules.d/flash-attention.ini"
 check "docs" test -s "$P/share/doc/nvshim/README.md" -a -s "$P/share/doc/nvshim/configuration.md"
 check "shell wrapper" test -x "$P/share/nvshim/nvshim-env.sh"
 check "man page nvshim(1)" test -s "$P/share/man/man1/nvshim.1"
@@ -30,6 +31,10 @@ out=$("$WORK/moved/libexec/nvshim/cc/cc" --version 2>&1)
 check "a moved prefix: the installed cc acts as the host compiler" test "$out" = "$(cc --version)"
 out=$("$WORK/moved/bin/nvshim" config)
 check "a moved prefix still reads its defaults" grep -q "$WORK/moved/etc/nvshim.ini (install)" <<<"$out"
+mkdir -p "$WORK/fa/hopper/instantiations"
+printf '__global__ void k(float *x) { x[0] = 1; }\n' >"$WORK/fa/hopper/instantiations/flash_fwd_hdim64_bf16_sm90.cu"
+out=$(cd "$WORK/fa" && "$WORK/moved/bin/nvshim" explain -c hopper/instantiations/flash_fwd_hdim64_bf16_sm90.cu -gencode arch=compute_90,code=sm_90)
+check "a moved prefix still reads its shipped rules" grep -q "sm_90 -> sm_90a: require = sm_90a of .* at $WORK/moved/etc/nvshim/modules.d/flash-attention.ini" <<<"$out"
 out=$(. "$WORK/moved/share/nvshim/nvshim-env.sh" && command -v nvcc && echo "$CUDACXX")
 check "nvshim-env.sh puts nvshim first on PATH" test "$out" = "$WORK/moved/libexec/nvshim/bin/nvcc
 $WORK/moved/libexec/nvshim/bin/nvcc"

@@ -4,7 +4,9 @@
 # NVSHIM is the nvshim executable; nvshim-devices must be in its libexec/nvshim (build tree or
 # install). Checks: detection through NVML with a cold and a warm cache (timed),
 # CUDA_VISIBLE_DEVICES, -arch=native, and a program built from a list without the GPU's target
-# that fails with plain nvcc and runs after nvshim's ensure_devices rule; then tests/gpu/preload.sh.
+# that fails with plain nvcc and runs after nvshim's ensure_devices rule; the modules pass: a
+# cp.async kernel built from a list whose sm_75 it cannot build, and (on sm_90) a wgmma kernel
+# built from a plain sm_90 list and upgraded to sm_90a, both run and checked; then tests/gpu/preload.sh.
 NVSHIM=$1
 NVCC=${2:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -90,4 +92,29 @@ check "-lcuda: c++ -shared through nvshim loads (RTLD_NOW) and builds a tensor m
 # The preload library's checks (C, CuPy, PyTorch, numba-cuda): their own script, shown here.
 bash "${SRC%/examples/saxpy.cu}/tests/gpu/preload.sh" "$NVSHIM" "$NVCC" 2>&1 | sed 's/^/# preload: /'
 check "preload suite (tests/gpu/preload.sh)" test "${PIPESTATUS[0]}" -eq 0
+
+# The modules pass: per-source targets, on the GPU.
+GPUDIR="$(cd "$(dirname "$0")" && pwd)"
+PT=()
+for a in 75 80 86 89 90; do PT+=(-gencode "arch=compute_$a,code=sm_$a"); done
+"$NVCC" "$GPUDIR/modules_cpasync.cu" -o cpasync_plain "${PT[@]}" 2>/dev/null
+check "modules: plain nvcc cannot build the cp.async kernel for 75..90" test $? -ne 0
+"$NVSHIM" "$GPUDIR/modules_cpasync.cu" -o cpasync "${PT[@]}" 2>"$WORK/err"
+cat "$WORK/err" | sed 's/^/# /'
+check "modules: nvshim builds it, sm_75 dropped" grep -q "dropped sm_75: device code does not support exception handling" "$WORK/err"
+./cpasync >"$WORK/out" 2>&1
+sed 's/^/# /' "$WORK/out"
+check "modules: the cp.async kernel runs here with the right results" grep -q ' 0 of ' "$WORK/out"
+if [ "$cc" = 90 ]; then
+	"$NVCC" "$GPUDIR/modules_wgmma.cu" -o wgmma_plain -gencode arch=compute_90,code=sm_90 2>"$WORK/err"
+	check "modules: plain nvcc fails on wgmma for plain sm_90" grep -q "not supported on .target 'sm_90'" "$WORK/err"
+	"$NVSHIM" "$GPUDIR/modules_wgmma.cu" -o wgmma -gencode arch=compute_90,code=sm_90 2>"$WORK/err"
+	sed 's/^/# /' "$WORK/err"
+	check "modules: sm_90 upgraded to sm_90a" grep -q "sm_90 -> sm_90a: wgmma needs sm_90a" "$WORK/err"
+	./wgmma >"$WORK/out" 2>&1
+	sed 's/^/# /' "$WORK/out"
+	check "modules: the sm_90a kernel runs on the GPU and gives 2x+1" grep -q ' 0 of ' "$WORK/out"
+else
+	skip "modules: sm_90a kernel" "the GPU is sm_$cc, not sm_90"
+fi
 finish

@@ -344,3 +344,33 @@ Test(config, shipped_files_match_the_item_table)
 	free(shipped);
 	free(docs);
 }
+
+Test(config, module_rule_sections)
+{
+	char *f = test_write(dir, "rules.ini",
+			     "[module \"csrc/quantization/w8a8/cutlass/**/*_sm90_and_a_very_long_name*.cu\"]\n"
+			     "min_arch = 90\nrequire = sm_90a\nbogus = 1\n"
+			     "[module]\nmin_arch = 80\n"
+			     "[nvshim]\nverbosity = debug\n"
+			     "[module \"k.cu\"]\nflags = -ccbin /tmp/evil\n");
+	struct config c;
+	config_init(&c, test_env);
+	config_load_file(&c, f, LAYER_PROJECT);
+	cr_assert_eq(c.module_rules.n, 8);
+	cr_assert_str_eq(c.module_rules.v[0], "csrc/quantization/w8a8/cutlass/**/*_sm90_and_a_very_long_name*.cu");
+	cr_assert_str_eq(c.module_rules.v[1], "min_arch");
+	cr_assert(strstr(c.module_rules.v[3], "rules.ini:2"));
+	cr_assert_str_eq(c.module_rules.v[5], "require");
+	cr_assert_eq(c.verbosity, VERBOSITY_DEBUG);
+	cr_assert_eq(c.problems.n, 3);
+	cr_assert(strstr(c.problems.v[0], "rules.ini:4: unknown rule key 'bogus'"), "%s", c.problems.v[0]);
+	cr_assert(strstr(c.problems.v[1], "a [module] section needs a glob"), "%s", c.problems.v[1]);
+	cr_assert(strstr(c.problems.v[2], "cannot come from a project file"), "%s", c.problems.v[2]);
+	config_release(&c);
+	/* the user's own file may */
+	config_init(&c, test_env);
+	config_load_file(&c, f, LAYER_USER);
+	cr_assert_eq(c.module_rules.n, 12);
+	config_release(&c);
+	free(f);
+}

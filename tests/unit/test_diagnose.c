@@ -428,3 +428,19 @@ Test(diagnose, other_resources_explained)
 	cr_assert_null(diagnose_explain_resource(diagnose_find(&d, DIAGNOSE_ERROR), NULL));
 	diagnose_release(&d);
 }
+
+/* Captured from nvcc 13.0.88 building for sm_80. */
+Test(diagnose, clusters_below_sm_90)
+{
+	static const char dims[] = "cl.cu(1): error: __cluster_dims__ is not supported for this GPU architecture\n";
+	static const char cg[] = "tc.cu(3): error: namespace \"cooperative_groups\" has no member \"this_cluster\"\n";
+	struct diagnosis d;
+	diagnose_init(&d);
+	diagnose_stderr(&d, dims);
+	diagnose_stderr(&d, cg);
+	cr_assert_eq(d.n, 2);
+	cr_assert_eq(d.v[0].kind, DIAGNOSE_ARCH_GUARD);
+	cr_assert_eq(d.v[1].kind, DIAGNOSE_ARCH_GUARD);
+	cr_assert_eq(d.v[1].line, 3);
+	diagnose_release(&d);
+}
