@@ -153,7 +153,7 @@ static void passes_init(struct passes *ps, const struct session *s, const char *
 	ps->devs.s = s;
 	devices_init(&ps->devs.d);
 	modules_plan_init(&ps->mp);
-	ps->mctx = (struct modules_context){ &s->cfg, &ps->tk, load_devices, &ps->devs, nvcc, s->self.exe_dir, NULL };
+	ps->mctx = (struct modules_context){ &s->cfg, &ps->tk, load_devices, &ps->devs, nvcc, s->self.exe_dir, NULL, NULL, NULL };
 }
 
 static void passes_release(struct passes *ps)
@@ -373,10 +373,27 @@ static int execute(struct session *s, struct plan *plan, const struct argv *argv
 /* Runs what the modules pass planned: compiles with stderr held, a probe on an
  * architecture-related failure, and one retry planned again with what the probe learnt (only
  * the notes not said already are said). Logs like execute(). */
+/* The modules pass's hook for a command that failed: the crash module looks at it (crash.h). */
+static void modules_failed(void *arg, const struct argv *ran, struct run_result *res, char **held)
+{
+	struct plan p;
+	plan_init(&p, ran->v[0], ran->v + 1, ran->n - 1);
+	crash_after_run(arg, &p, res, held);
+	plan_release(&p);
+}
+
+static void watch_modules(struct passes *ps, const struct crash_context *watch)
+{
+	ps->mctx.failed = watch ? modules_failed : NULL;
+	ps->mctx.failed_arg = (void *)watch;
+}
+
 static int execute_modules(struct session *s, struct plan *plan, struct passes *ps, const char *nvcc,
-			   const struct argv *argv_in, struct link_result *link)
+			   const struct argv *argv_in, struct link_result *link,
+			   const struct crash_context *watch)
 {
 	struct run_result res = { 127, 0, 0 };
+	watch_modules(ps, watch);
 	if (modules_run(&ps->mp, plan, &ps->mctx, 1, &link->retry, &res) == MODULES_RETRY) {
 		struct argv said = ARGV_INIT;
 		char *launcher = strcmp(plan->tool, nvcc) ? xstrdup(plan->tool) : NULL;
@@ -405,6 +422,7 @@ static int execute_modules(struct session *s, struct plan *plan, struct passes *
 			launcher_apply(plan, launcher);
 		free(launcher);
 		modules_launcher(ps, plan, nvcc);
+		watch_modules(ps, watch);
 		modules_run(&ps->mp, plan, &ps->mctx, 0, &link->retry, &res);
 	}
 	if (s->cfg.log_file && *s->cfg.log_file) {
@@ -488,7 +506,7 @@ int commands_nvcc(int n, char **args)
 		argv_push(&in, nvcc);
 		argv_pushn(&in, args, (size_t)n);
 		struct crash_context cc = { &s.cfg, nvcc, &s.args, &inv };
-		status = modules ? execute_modules(&s, &plan, &ps, nvcc, &in, &link)
+		status = modules ? execute_modules(&s, &plan, &ps, nvcc, &in, &link, watch ? &cc : NULL)
 				 : execute(&s, &plan, &in, &link.retry, watch ? &cc : NULL);
 		argv_release(&in);
 	}

@@ -317,6 +317,16 @@ static void say_impossible(const struct modules_plan *mp, size_t i, const struct
 	argv_release(&lines);
 }
 
+/* Passes a failed command's held stderr on, through the context's hook when it has one. */
+static void pass_on_failure(const struct modules_context *ctx, const struct argv *ran,
+			    struct run_result *res, char **held)
+{
+	if (ctx->failed)
+		ctx->failed(ctx->failed_arg, ran, res, held);
+	else
+		runner_write_stderr(*held);
+}
+
 /* A link that failed on an undefined driver symbol: once more with the link pass's retry. */
 static int link_retry(struct argv *argv, const char *held, const struct argv *retry, struct plan *plan,
 		      const struct config *cfg, struct run_result *res)
@@ -359,7 +369,7 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 		}
 		if (!probe) {
 			if (!link_retry(argv, held, retry, plan, ctx->cfg, res))
-				runner_write_stderr(held);
+				pass_on_failure(ctx, argv, res, &held);
 			free(held);
 			if (res->status)
 				return MODULES_DONE;
@@ -404,7 +414,7 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 				return MODULES_DONE;
 			continue;
 		}
-		runner_write_stderr(held);
+		pass_on_failure(ctx, argv, res, &held);
 		free(held);
 		if (arch)
 			for (size_t i = 0; i < mp->nsrc; i++)

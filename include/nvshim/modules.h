@@ -47,6 +47,10 @@ struct modules_context {
 	const char *nvcc;    /* the real nvcc, part of the verdict key */
 	const char *exe_dir; /* nvshim's directory: the shipped rules are found from it */
 	const char *cwd;     /* NULL: getcwd() */
+	/* A command that failed and that no probe or retry mends: passes its held stderr on (and may
+	 * diagnose it: crash.h). NULL: the stderr is written out as it is. */
+	void (*failed)(void *arg, const struct argv *ran, struct run_result *res, char **held);
+	void *failed_arg;
 };
 
 struct module_source {

@@ -34,7 +34,9 @@ S=$ROOT/tests/preload
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '. ')
 echo "# GPU: $(nvidia-smi -L | head -1), compute capability $cc; driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
 cd "$WORK" || exit 1
-shim() { "$NVSHIM" run -- "$@"; }
+# Every program gets a time limit: a hang fails its check instead of the whole suite.
+T() { timeout -k 5 180 "$@"; }
+shim() { T "$NVSHIM" run -- "$@"; }
 show() { sed "s/^/# $1: /" "$2"; } # show LABEL FILE
 
 # --- C: the driver's JIT linker, without a log buffer.
@@ -42,7 +44,7 @@ gcc -O2 -o link_driver "$S/link_driver.c" -I"$CUDA/include" -L"$CUDA/lib64" -lnv
 check "C program builds" test -x link_driver
 printf 'extern "C" __global__ void mm(float *out) { out[threadIdx.x] = threadIdx.x; }\n' >good.cu
 for load in dlopen procaddress; do
-	./link_driver --load=$load --arch=compute_$cc "$S/shared_too_much.cu" >plain.out 2>plain.err
+	T ./link_driver --load=$load --arch=compute_$cc "$S/shared_too_much.cu" >plain.out 2>plain.err
 	show "plain ($load) stdout" plain.out
 	show "plain ($load) stderr" plain.err
 	check "C, $load: plain, cuLinkComplete fails" grep -q "^cuLinkComplete [1-9]" plain.out
@@ -56,15 +58,15 @@ done
 shim ./link_driver --arch=compute_$cc good.cu >shim.out 2>shim.err
 check "C: a good kernel links, nothing said" test -n "$(grep '^cuLinkComplete 0 ' shim.out)" -a ! -s shim.err
 show "nvshim (good kernel)" shim.out
-./link_driver --mode=module --arch=compute_$cc "$S/shared_too_much.cu" >plain.out 2>&1
+T ./link_driver --mode=module --arch=compute_$cc "$S/shared_too_much.cu" >plain.out 2>&1
 shim ./link_driver --mode=module --arch=compute_$cc "$S/shared_too_much.cu" >shim.out 2>&1
 show "plain (cuModuleLoadData, for the record)" plain.out
 show "nvshim (cuModuleLoadData, for the record)" shim.out
 
 # --- Python programs.
-have() { "$PYTHON" -c "import $1" >/dev/null 2>&1; }
+have() { T "$PYTHON" -c "import $1" >/dev/null 2>&1; }
 py() { # py LABEL SCRIPT: runs it plain and under nvshim; output in plain.out / shim.out
-	"$PYTHON" -c "$2" >plain.out 2>plain.err
+	T "$PYTHON" -c "$2" >plain.out 2>plain.err
 	show "plain $1" plain.out
 	show "plain $1 stderr" plain.err
 	shim "$PYTHON" -c "$2" >shim.out 2>shim.err

@@ -15,7 +15,8 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
 	finish
 	exit
 fi
-SRC="$(cd "$(dirname "$0")/../.." && pwd)/examples/saxpy.cu"
+GPUDIR="$(cd "$(dirname "$0")" && pwd)" # before the cd below: $0 may be relative
+SRC="$(cd "$GPUDIR/../.." && pwd)/examples/saxpy.cu"
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '. ')
 echo "# GPU: $(nvidia-smi -L | head -1), compute capability $cc"
 cd "$WORK" || exit 1
@@ -66,7 +67,7 @@ check "ensure_devices: the program runs on the GPU" sh -c "./fixed | grep -q ' 0
 # no -lcuda. Plain nvcc fails at link; through nvshim the link is retried with -lcuda, and the
 # program builds a tensor map with the real driver (an sm_90a target needs an H100-class GPU
 # only for kernels; the map is built on the host).
-LINKFIX="$(cd "$(dirname "$0")/../e2e/fixtures/link" && pwd)"
+LINKFIX="$(cd "$GPUDIR/../e2e/fixtures/link" && pwd)"
 CUDA_LIB="$(dirname "$NVCC")/../lib64"
 cat "$LINKFIX/tma.cu" "$LINKFIX/main.cu" >tma_x.cu
 "$NVCC" -arch=sm_90a tma_x.cu -o tma_plain 2>"$WORK/err"
@@ -90,11 +91,10 @@ sed 's/^/# load: /' "$WORK/load.out"
 check "-lcuda: c++ -shared through nvshim loads (RTLD_NOW) and builds a tensor map" \
 	sh -c "test $st -eq 0 && grep -q 'cuTensorMapEncodeTiled: CUDA_SUCCESS' '$WORK/load.out'"
 # The preload library's checks (C, CuPy, PyTorch, numba-cuda): their own script, shown here.
-bash "${SRC%/examples/saxpy.cu}/tests/gpu/preload.sh" "$NVSHIM" "$NVCC" 2>&1 | sed 's/^/# preload: /'
+bash "$GPUDIR/preload.sh" "$NVSHIM" "$NVCC" 2>&1 | sed -u 's/^/# preload: /'
 check "preload suite (tests/gpu/preload.sh)" test "${PIPESTATUS[0]}" -eq 0
 
 # The modules pass: per-source targets, on the GPU.
-GPUDIR="$(cd "$(dirname "$0")" && pwd)"
 PT=()
 for a in 75 80 86 89 90; do PT+=(-gencode "arch=compute_$a,code=sm_$a"); done
 "$NVCC" "$GPUDIR/modules_cpasync.cu" -o cpasync_plain "${PT[@]}" 2>/dev/null
