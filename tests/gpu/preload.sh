@@ -155,7 +155,14 @@ out = cuda.device_array_like(x)
 add[16, 256](cuda.to_device(x), cuda.to_device(x), out)
 print("ok" if np.allclose(out.copy_to_host(), 2 * x) else "wrong")
 '
-	check "numba-cuda kernel runs under nvshim" grep -q "^ok$" shim.out
+	# "Still runs" is measured against the same program without nvshim: where numba-cuda itself
+	# is broken (seen: numba-cuda 0.68 with a NumPy that has no row_stack), that is no check.
+	if grep -q "^ok$" plain.out; then
+		check "numba-cuda kernel runs under nvshim" grep -q "^ok$" shim.out
+	else
+		skip "numba-cuda kernel" "it fails without nvshim too: $(tail -n 1 plain.err)"
+		check "numba-cuda under nvshim fails the same way" test "$(tail -n 1 plain.err)" = "$(tail -n 1 shim.err)"
+	fi
 else
 	skip "numba-cuda" "numba.cuda is not importable with $PYTHON"
 fi
