@@ -7,7 +7,10 @@ pkgs=(build-essential cmake pkg-config libiberty-dev libinih-dev libcriterion-de
 	python3-dev python3-setuptools
 	# The ecosystem suites (tests only): compiler caches, build systems, sccache-dist's sandbox,
 	# the .deb and its man page.
-	ccache meson ninja-build bubblewrap dpkg-dev man-db)
+	ccache meson ninja-build bubblewrap dpkg-dev man-db
+	# The preload library under memcheck and helgrind (tests/e2e/valgrind.sh); its headers give
+	# the library the annotations helgrind needs (preload.h).
+	valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -126,7 +126,7 @@ PL_EARLY static void *elf_find(const struct link_map *m, const char *name)
 __attribute__((visibility("hidden"))) void nvshim_preload_resolve(void);
 PL_EARLY void nvshim_preload_resolve(void)
 {
-	if (__atomic_load_n(&nvshim_real_dlsym, __ATOMIC_ACQUIRE))
+	if (PL_SEEN(&nvshim_real_dlsym))
 		return;
 	void *s = NULL, *v = NULL;
 	for (const struct link_map *m = _r_debug.r_map; m && !(s && v); m = m->l_next) {
@@ -136,11 +136,16 @@ PL_EARLY void nvshim_preload_resolve(void)
 			v = fv;
 		}
 	}
+	/* Threads that get here together store the same values; dlvsym is published by dlsym. */
 	if (s && v) {
-		__atomic_store_n(&nvshim_real_dlvsym, (dlvsym_fn)v, __ATOMIC_RELEASE);
-		__atomic_store_n(&nvshim_real_dlsym, (dlsym_fn)s, __ATOMIC_RELEASE);
+		PL_PUBLISH(&nvshim_real_dlvsym, (dlvsym_fn)v);
+		PL_PUBLISH(&nvshim_real_dlsym, (dlsym_fn)s);
 	}
 }
+
+/* glibc's dlsym and dlvsym once nvshim_preload_resolve() found them, else NULL. */
+static dlsym_fn real_dlsym(void) { return __atomic_load_n(&nvshim_real_dlsym, __ATOMIC_ACQUIRE); }
+static dlvsym_fn real_dlvsym(void) { return __atomic_load_n(&nvshim_real_dlvsym, __ATOMIC_ACQUIRE); }
 
 /* ---- the hook table ----------------------------------------------------------------------- */
 
@@ -162,7 +167,7 @@ static struct preload_lib *caller_lib(int fn, const void *ret);
 	ret name(PL_UNPACK params)                                                                    \
 	{                                                                                             \
 		struct preload_lib *L = caller_lib(PL_##name, __builtin_return_address(0));          \
-		return L && L->real[PL_##name] ? impl(L, PL_##name, PL_UNPACK args) : (fail);         \
+		return L && PL_REAL(L, PL_##name, void *) ? impl(L, PL_##name, PL_UNPACK args) : (fail); \
 	}                                                                                             \
 	PL_SLOT(0, name, impl, ret, params, args) PL_SLOT(1, name, impl, ret, params, args)           \
 	PL_SLOT(2, name, impl, ret, params, args) PL_SLOT(3, name, impl, ret, params, args)           \
@@ -212,24 +217,38 @@ PL_EARLY static int hook_find(const char *name)
 
 static const void *self_base;
 static char self_path[PATH_MAX];
+static pthread_once_t self_path_once = PTHREAD_ONCE_INIT;
 
-static void self_init(void)
+/* This library's load address, NULL if the loader cannot tell. Threads that ask first each look
+ * it up (the same answer): no lock, and dladdr takes none that a library constructor holds. */
+static const void *own_base(void)
 {
-	Dl_info info;
+	const void *base = PL_SEEN(&self_base);
+	if (base)
+		return base;
 	/* hook_find() relies on each kind's functions being listed together. */
-	for (int i = 1; !self_base && i < PL_NFUNCTIONS; i++)
+	for (int i = 1; i < PL_NFUNCTIONS; i++)
 		if (hooks[i].kind < hooks[i - 1].kind)
 			BUG("PRELOAD_HOOKS lists %s apart from the other functions of its kind", hooks[i].name);
-	if (!self_base && dladdr((void *)self_init, &info) && info.dli_fbase) {
-		if (!info.dli_fname || !realpath(info.dli_fname, self_path))
-			self_path[0] = '\0';
-		__atomic_store_n(&self_base, info.dli_fbase, __ATOMIC_RELEASE);
-	}
+	Dl_info info;
+	if (dladdr((void *)own_base, &info) && info.dli_fbase)
+		base = PL_PUBLISH_ONCE(&self_base, info.dli_fbase);
+	return base;
+}
+
+/* The path is written once: realpath() fills its buffer bit by bit, which no other thread may
+ * read meanwhile. */
+static void self_path_init(void)
+{
+	Dl_info info;
+	if (!dladdr((void *)self_path_init, &info) || !info.dli_fname || !realpath(info.dli_fname, self_path))
+		self_path[0] = '\0';
+	PL_HG_BEFORE(&self_path_once);
 }
 
 const char *preload_self_path(void)
 {
-	self_init();
+	PL_ONCE(&self_path_once, self_path_init);
 	return self_path;
 }
 
@@ -238,30 +257,30 @@ const char *preload_self_path(void)
 static struct preload_lib *lib_for(void *real, enum preload_kind kind)
 {
 	Dl_info info;
-	self_init();
-	if (!dladdr(real, &info) || !info.dli_fbase || info.dli_fbase == self_base || !info.dli_fname ||
+	if (!dladdr(real, &info) || !info.dli_fbase || info.dli_fbase == own_base() || !info.dli_fname ||
 	    !*info.dli_fname)
 		return NULL;
 	for (int i = 0; i < PRELOAD_SLOTS; i++) {
 		struct preload_lib *L = &preload_libs[i];
-		if (__atomic_load_n(&L->used, __ATOMIC_ACQUIRE) && L->base == info.dli_fbase)
+		if (PL_SEEN(&L->used) && L->base == info.dli_fbase)
 			return L->kind == kind ? L : NULL;
 	}
 	/* Everything that can take the loader's lock (dlopen, dlsym) runs before slots_lock is
 	 * taken: a library constructor that looks a function up while another thread sets up a
 	 * slot must not deadlock. */
-	void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	dlsym_fn look = real_dlsym();
+	void *h = look ? dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD) : NULL;
 	if (!h)
 		return NULL;
 	void *real_fns[PL_NFUNCTIONS] = { NULL };
 	for (int f = 0; f < PL_NFUNCTIONS; f++)
 		if (hooks[f].kind == kind)
-			real_fns[f] = nvshim_real_dlsym(h, hooks[f].name);
+			real_fns[f] = look(h, hooks[f].name);
 	/* An interposer of a few functions (a profiler, a test) gets the rest from the library that
 	 * comes after nvshim. */
 	for (int f = 0; f < PL_NFUNCTIONS; f++)
 		if (hooks[f].kind == kind && !real_fns[f])
-			real_fns[f] = nvshim_real_dlsym(RTLD_NEXT, hooks[f].name);
+			real_fns[f] = look(RTLD_NEXT, hooks[f].name);
 
 	pthread_mutex_lock(&slots_lock);
 	struct preload_lib *found = NULL;
@@ -283,7 +302,7 @@ static struct preload_lib *lib_for(void *real, enum preload_kind kind)
 			pthread_mutex_init(&L->facts_lock, NULL);
 			memcpy(L->real, real_fns, sizeof(real_fns));
 			L->active = 1;
-			__atomic_store_n(&L->used, 1, __ATOMIC_RELEASE);
+			PL_PUBLISH(&L->used, 1);
 			found = L;
 			fresh = 1;
 		}
@@ -299,15 +318,22 @@ static struct preload_lib *lib_for(void *real, enum preload_kind kind)
 	return found;
 }
 
-/* Stand-ins for libraries that got no slot: their functions pass through. */
-static struct preload_lib passthrough[PRELOAD_NKINDS];
+/* Stand-ins for libraries that got no slot: their functions pass through. Only `real` changes
+ * (PL_PUBLISH_ONCE). */
+static struct preload_lib passthrough[PRELOAD_NKINDS] = {
+	[PRELOAD_NVRTC] = { .kind = PRELOAD_NVRTC },
+	[PRELOAD_DRIVER] = { .kind = PRELOAD_DRIVER },
+	[PRELOAD_NVJITLINK] = { .kind = PRELOAD_NVJITLINK },
+};
+/* The first slot of each kind a caller was bound to (PL_PUBLISH_ONCE). */
 static struct preload_lib *defaults[PRELOAD_NKINDS];
 
 /* Which library each function an object calls binds to, by the object's address range: a
  * program may link one NVRTC into one library and another NVRTC into another, each loaded
  * RTLD_LOCAL (their dependencies are then not in the global scope, and RTLD_NEXT from here
  * cannot see them), and another interposer may sit between nvshim and the library for some
- * functions. */
+ * functions. Entries are added under callers_lock and never removed; ncallers and fn[] are
+ * published (PL_PUBLISH), and the hooks read them without the lock. */
 struct caller {
 	uintptr_t lo, hi;
 	struct preload_lib *fn[PL_NFUNCTIONS];
@@ -355,9 +381,12 @@ static void *lookup_for(const void *ret, const char *name, uintptr_t *lo, uintpt
 	struct link_map *map = NULL;
 	void *real = NULL, *h = NULL;
 	struct range_query q = { (uintptr_t)ret, 0, 0, 0 };
+	const void *me = own_base();
+	dlsym_fn look = real_dlsym();
 	*lo = *hi = 0;
-	self_init();
-	if (ret && dladdr1(ret, &info, (void **)&map, RTLD_DL_LINKMAP) && info.dli_fbase != self_base) {
+	if (!look)
+		return NULL;
+	if (ret && dladdr1(ret, &info, (void **)&map, RTLD_DL_LINKMAP) && info.dli_fbase != me) {
 		dl_iterate_phdr(find_range, &q);
 		if (q.found) {
 			*lo = q.lo;
@@ -367,32 +396,30 @@ static void *lookup_for(const void *ret, const char *name, uintptr_t *lo, uintpt
 		if (map && map != _r_debug.r_map && map->l_name && *map->l_name)
 			h = dlopen(map->l_name, RTLD_LAZY | RTLD_NOLOAD);
 		if (h) {
-			real = nvshim_real_dlsym(h, name);
+			real = look(h, name);
 			dlclose(h);
 		}
 		if (real && dladdr(real, &where) && where.dli_fbase == info.dli_fbase)
 			real = NULL;
 	}
-	if (!real || (dladdr(real, &where) && where.dli_fbase == self_base))
-		real = nvshim_real_dlsym(RTLD_NEXT, name);
+	if (!real || (dladdr(real, &where) && where.dli_fbase == me))
+		real = look(RTLD_NEXT, name);
 	return real;
 }
 
 static struct preload_lib *caller_lib(int fn, const void *ret)
 {
 	enum preload_kind kind = hooks[fn].kind;
-	int n = __atomic_load_n(&ncallers, __ATOMIC_ACQUIRE);
+	int n = PL_SEEN(&ncallers);
 	for (int i = 0; i < n; i++) {
 		if ((uintptr_t)ret < callers[i].lo || (uintptr_t)ret >= callers[i].hi)
 			continue;
-		struct preload_lib *L = __atomic_load_n(&callers[i].fn[fn], __ATOMIC_ACQUIRE);
+		struct preload_lib *L = PL_SEEN(&callers[i].fn[fn]);
 		if (L)
 			return L;
 		break;
 	}
 	nvshim_preload_resolve();
-	if (!nvshim_real_dlsym)
-		return NULL;
 	uintptr_t lo, hi;
 	void *real = lookup_for(ret, hooks[fn].name, &lo, &hi);
 	if (!real)
@@ -400,14 +427,12 @@ static struct preload_lib *caller_lib(int fn, const void *ret)
 	struct preload_lib *L = lib_for(real, kind);
 	if (!L) {
 		L = &passthrough[kind];
-		L->kind = kind;
-		if (!L->real[fn])
-			__atomic_store_n(&L->real[fn], real, __ATOMIC_RELEASE);
+		PL_PUBLISH_ONCE(&L->real[fn], real);
 		return L;
 	}
-	if (!__atomic_load_n(&defaults[kind], __ATOMIC_ACQUIRE))
-		__atomic_store_n(&defaults[kind], L, __ATOMIC_RELEASE);
-	if (hi > lo && L->real[fn] == real) {
+	if (!PL_SEEN(&defaults[kind]))
+		PL_PUBLISH_ONCE(&defaults[kind], L);
+	if (hi > lo && PL_REAL(L, fn, void *) == real) {
 		pthread_mutex_lock(&callers_lock);
 		int m = ncallers, i;
 		for (i = 0; i < m && callers[i].lo != lo; i++)
@@ -415,10 +440,10 @@ static struct preload_lib *caller_lib(int fn, const void *ret)
 		if (i == m && m < MAX_CALLERS) {
 			callers[m].lo = lo;
 			callers[m].hi = hi;
-			__atomic_store_n(&ncallers, m + 1, __ATOMIC_RELEASE);
+			PL_PUBLISH(&ncallers, m + 1);
 		}
 		if (i < MAX_CALLERS)
-			__atomic_store_n(&callers[i].fn[fn], L, __ATOMIC_RELEASE);
+			PL_PUBLISH(&callers[i].fn[fn], L);
 		pthread_mutex_unlock(&callers_lock);
 	}
 	return L;
@@ -428,18 +453,21 @@ void *preload_driver_fn(enum preload_fn fn)
 {
 	for (int i = 0; i < PRELOAD_SLOTS; i++) {
 		struct preload_lib *L = &preload_libs[i];
-		if (__atomic_load_n(&L->used, __ATOMIC_ACQUIRE) && L->kind == PRELOAD_DRIVER && L->real[fn])
-			return L->real[fn];
+		void *f = PL_SEEN(&L->used) && L->kind == PRELOAD_DRIVER ? PL_REAL(L, fn, void *) : NULL;
+		if (f)
+			return f;
 	}
-	struct preload_lib *L = __atomic_load_n(&defaults[PRELOAD_DRIVER], __ATOMIC_ACQUIRE);
-	if (L && L->real[fn])
-		return L->real[fn];
+	struct preload_lib *L = PL_SEEN(&defaults[PRELOAD_DRIVER]);
+	void *f = L ? PL_REAL(L, fn, void *) : NULL;
+	if (f)
+		return f;
 	/* The driver is there only if the program loaded it. */
-	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	nvshim_preload_resolve();
+	dlsym_fn look = real_dlsym();
+	void *h = look ? dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) : NULL;
 	if (!h)
 		return NULL;
-	nvshim_preload_resolve();
-	void *f = nvshim_real_dlsym ? nvshim_real_dlsym(h, hooks[fn].name) : NULL;
+	f = look(h, hooks[fn].name);
 	dlclose(h);
 	return f;
 }
@@ -461,7 +489,7 @@ PL_EARLY struct pl_answer nvshim_dlsym_decide(void *handle, const char *name, co
 {
 	struct pl_answer forward = { NULL, 1 };
 	nvshim_preload_resolve();
-	if (!name || !nvshim_real_dlsym)
+	if (!name || !real_dlsym())
 		return forward;
 	int fn = hook_find(name);
 	if (fn < 0)
@@ -473,15 +501,15 @@ static struct pl_answer wrap(void *handle, const char *name, const char *version
 {
 	struct pl_answer forward = { NULL, 1 };
 	void *real = NULL;
+	dlsym_fn look = real_dlsym();
+	dlvsym_fn vlook = real_dlvsym();
 	if (handle != RTLD_DEFAULT)
-		real = version ? nvshim_real_dlvsym(handle, name, version) : nvshim_real_dlsym(handle, name);
-	self_init();
+		real = version ? vlook(handle, name, version) : look(handle, name);
 	Dl_info info;
-	if (handle == RTLD_DEFAULT || (real && dladdr(real, &info) && info.dli_fbase == self_base)) {
+	if (handle == RTLD_DEFAULT || (real && dladdr(real, &info) && info.dli_fbase == own_base())) {
 		/* The lookup found (or would find) this library's own definition: what comes after it
 		 * is what the caller would have had without nvshim; nothing means not loaded. */
-		real = version ? nvshim_real_dlvsym(RTLD_NEXT, name, version)
-			       : nvshim_real_dlsym(RTLD_NEXT, name);
+		real = version ? vlook(RTLD_NEXT, name, version) : look(RTLD_NEXT, name);
 		if (!real)
 			return (struct pl_answer){ NULL, 0 };
 	}
@@ -613,7 +641,8 @@ NVSHIM_EXPORT void *dlsym(void *handle, const char *name)
 	if (!a.forward)
 		return a.value;
 	nvshim_preload_resolve();
-	return nvshim_real_dlsym ? nvshim_real_dlsym(handle, name) : NULL;
+	dlsym_fn look = real_dlsym();
+	return look ? look(handle, name) : NULL;
 }
 
 NVSHIM_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
@@ -622,7 +651,8 @@ NVSHIM_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
 	if (!a.forward)
 		return a.value;
 	nvshim_preload_resolve();
-	return nvshim_real_dlvsym ? nvshim_real_dlvsym(handle, name, version) : NULL;
+	dlvsym_fn look = real_dlvsym();
+	return look ? look(handle, name, version) : NULL;
 }
 #endif
 
@@ -654,11 +684,12 @@ static void load_config(void)
 	config_report(&cfg);
 	argv_release(&store);
 	free(dir);
+	PL_HG_BEFORE(&cfg_once);
 }
 
 const struct config *preload_config(void)
 {
-	pthread_once(&cfg_once, load_config);
+	PL_ONCE(&cfg_once, load_config);
 	return &cfg;
 }
 
@@ -676,6 +707,7 @@ static void load_devices(void)
 		helper = xasprintf("%.*s/nvshim-devices", (int)(slash - self), self);
 	devices_load(&found, env_get, c->cache_dir, helper);
 	free(helper);
+	PL_HG_BEFORE(&devices_once);
 }
 
 typedef int (*count_fn)(int *);
@@ -720,7 +752,7 @@ unsigned preload_gpu(const char **source)
 			return cc;
 		}
 	}
-	pthread_once(&devices_once, load_devices);
+	PL_ONCE(&devices_once, load_devices);
 	if (found.n) {
 		*source = getenv("NVSHIM_DEVICES") ? "NVSHIM_DEVICES" : "nvshim-devices";
 		return lowest(&found);
@@ -801,11 +833,15 @@ static void explanation_free(void *p)
 	}
 }
 
-static void explain_init(void) { pthread_key_create(&explain_key, explanation_free); }
+static void explain_init(void)
+{
+	pthread_key_create(&explain_key, explanation_free);
+	PL_HG_BEFORE(&explain_once);
+}
 
 static struct explanation *explanation(int create)
 {
-	pthread_once(&explain_once, explain_init);
+	PL_ONCE(&explain_once, explain_init);
 	struct explanation *e = pthread_getspecific(explain_key);
 	if (!e && create) {
 		e = XCNEW(struct explanation);

@@ -675,14 +675,15 @@ static void wrap_proc(struct preload_lib *L, const char *symbol, void **pfn, int
 			v2 = fn;
 		else
 			continue;
-		if (L->real[fn] == *pfn)
+		if (PL_REAL(L, fn, void *) == *pfn)
 			same = fn;
 	}
 	int fn = same >= 0 ? same : v2 >= 0 && (base < 0 || version >= v2_since(preload_fn_name(v2))) ? v2 : base;
 	if (fn < 0)
 		return;
-	if (!L->real[fn])
-		__atomic_store_n(&L->real[fn], *pfn, __ATOMIC_RELEASE);
+	/* A function the slot lacked (the driver may hand out one dlsym does not): the first answer
+	 * stays. */
+	PL_PUBLISH_ONCE(&L->real[fn], *pfn);
 	*pfn = preload_wrapper(fn, L);
 }
 
@@ -719,13 +720,12 @@ int preload_cuGetErrorString(struct preload_lib *L, int fn, int code, const char
 /* The first of L's functions named like base (any version). */
 static void *jit_fn(struct preload_lib *L, int base, const char *versioned_prefix)
 {
-	if (L->real[base])
-		return L->real[base];
+	void *f = PL_REAL(L, base, void *);
 	size_t len = strlen(versioned_prefix);
-	for (int fn = 0; fn < PL_NFUNCTIONS; fn++)
-		if (L->real[fn] && !strncmp(preload_fn_name(fn), versioned_prefix, len))
-			return L->real[fn];
-	return NULL;
+	for (int fn = 0; !f && fn < PL_NFUNCTIONS; fn++)
+		if (!strncmp(preload_fn_name(fn), versioned_prefix, len))
+			f = PL_REAL(L, fn, void *);
+	return f;
 }
 
 /* nvJitLink's own error log (xmalloc'ed, "" when none). */

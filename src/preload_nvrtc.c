@@ -29,7 +29,7 @@ static int cmp_int(const void *a, const void *b)
 
 void preload_nvrtc_facts(struct preload_lib *L)
 {
-	if (__atomic_load_n(&L->facts_ready, __ATOMIC_ACQUIRE))
+	if (PL_SEEN(&L->facts_ready))
 		return;
 	pthread_mutex_lock(&L->facts_lock);
 	if (!L->facts_ready) {
@@ -45,7 +45,7 @@ void preload_nvrtc_facts(struct preload_lib *L)
 			L->narchs = (size_t)n;
 			qsort(L->archs, L->narchs, sizeof(int), cmp_int);
 		}
-		__atomic_store_n(&L->facts_ready, 1, __ATOMIC_RELEASE);
+		PL_PUBLISH(&L->facts_ready, 1);
 	}
 	pthread_mutex_unlock(&L->facts_lock);
 }

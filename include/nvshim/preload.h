@@ -65,6 +65,63 @@
 
 enum preload_kind { PRELOAD_NVRTC, PRELOAD_DRIVER, PRELOAD_NVJITLINK, PRELOAD_NKINDS };
 
+/* ---- publication without a lock ----------------------------------------------------------------
+ * What the hooks read on every call (the library slots, which library each caller binds to, the
+ * NVRTC facts, glibc's dlsym) is written once, then published by a release store or a
+ * compare-and-swap and read by an acquire load: no lock on the fast path, and none held across
+ * dlopen or dlsym. Helgrind does not see the order C11 atomics give (nor pthread_once's), so the
+ * same places tell it through valgrind's client requests: PL_HG_BEFORE where a value is
+ * published, PL_HG_AFTER where it is seen, and each published word is kept out of its race checks
+ * (every access to it is atomic). Outside valgrind a client request is a few register
+ * instructions; without valgrind's headers they are nothing. */
+#if defined(__has_include)
+#if __has_include(<valgrind/helgrind.h>)
+#include <valgrind/helgrind.h>
+#define PL_HG_BEFORE(p) ANNOTATE_HAPPENS_BEFORE(p)
+#define PL_HG_AFTER(p) ANNOTATE_HAPPENS_AFTER(p)
+#define PL_HG_ATOMIC(p) VALGRIND_HG_DISABLE_CHECKING((p), sizeof(*(p)))
+#endif
+#endif
+#ifndef PL_HG_BEFORE
+#define PL_HG_BEFORE(p) ((void)(p))
+#define PL_HG_AFTER(p) ((void)(p))
+#define PL_HG_ATOMIC(p) ((void)(p))
+#endif
+
+/* *p = v, and everything this thread wrote before is seen by a thread that reads v with PL_SEEN. */
+#define PL_PUBLISH(p, v)                                                                            \
+	do {                                                                                          \
+		PL_HG_ATOMIC(p);                                                                      \
+		PL_HG_BEFORE(p);                                                                      \
+		__atomic_store_n((p), (v), __ATOMIC_RELEASE);                                         \
+	} while (0)
+/* *p (acquire): a value published with PL_PUBLISH or PL_PUBLISH_ONCE. */
+#define PL_SEEN(p)                                                                                  \
+	__extension__({                                                                               \
+		__typeof__(*(p)) pl_seen_ = __atomic_load_n((p), __ATOMIC_ACQUIRE);                    \
+		PL_HG_AFTER(p);                                                                       \
+		pl_seen_;                                                                             \
+	})
+/* *p = v unless *p is set (nonzero) already: the first value published stays. Evaluates to the
+ * value *p holds. */
+#define PL_PUBLISH_ONCE(p, v)                                                                       \
+	__extension__({                                                                               \
+		__typeof__(*(p)) pl_new_ = (v), pl_old_ = 0;                                          \
+		PL_HG_ATOMIC(p);                                                                      \
+		PL_HG_BEFORE(p);                                                                      \
+		if (__atomic_compare_exchange_n((p), &pl_old_, pl_new_, 0, __ATOMIC_ACQ_REL,          \
+						__ATOMIC_ACQUIRE))                                    \
+			pl_old_ = pl_new_;                                                            \
+		PL_HG_AFTER(p);                                                                       \
+		pl_old_;                                                                              \
+	})
+/* pthread_once(o, init), its order told to helgrind: init ends with PL_HG_BEFORE(o). */
+#define PL_ONCE(o, init)                                                                            \
+	do {                                                                                          \
+		pthread_once((o), (init));                                                            \
+		PL_HG_AFTER(o);                                                                       \
+	} while (0)
+
 /* Result codes nvshim needs (the libraries' ABI, so that no toolkit header is needed). */
 #define PL_NVRTC_SUCCESS 0
 #define PL_NVRTC_ERROR_COMPILATION 6
@@ -215,7 +272,8 @@ enum preload_fn { PRELOAD_HOOKS(PL_ENUM_HOOK, PL_ENUM_REAL) PL_NFUNCTIONS };
 
 #define PRELOAD_SLOTS 8
 
-/* One real library. Slots are filled once and never freed; `used` is set last. */
+/* One real library. Slots are filled once and never freed; `used` is set last (PL_PUBLISH), and
+ * a function missing from `real` may be filled in later (PL_PUBLISH_ONCE, read with PL_REAL). */
 struct preload_lib {
 	int used;
 	enum preload_kind kind;
@@ -224,7 +282,7 @@ struct preload_lib {
 	const void *base;      /* its load address */
 	char path[PATH_MAX];   /* as the dynamic loader names it */
 	void *real[PL_NFUNCTIONS];
-	/* NVRTC facts, read once (facts_lock). */
+	/* NVRTC facts, read once under facts_lock, then published by facts_ready. */
 	pthread_mutex_t facts_lock;
 	int facts_ready;
 	int major, minor;      /* nvrtcVersion */
@@ -234,8 +292,9 @@ struct preload_lib {
 
 extern struct preload_lib preload_libs[PRELOAD_SLOTS];
 
-/* The real function `fn` of a library, as type T. */
-#define PL_REAL(L, fn, T) ((T)(L)->real[fn])
+/* The real function `fn` of a library, as type T (NULL if none). Relaxed: what it points to is code,
+ * and the slot was published before L was handed out. */
+#define PL_REAL(L, fn, T) ((T)__atomic_load_n(&(L)->real[fn], __ATOMIC_RELAXED))
 
 /* The implementations: the real library comes first, then the intercepted arguments. */
 #define PL_DECLARE_IMPL(kind, name, impl, ret, fail, params, args)                                  \

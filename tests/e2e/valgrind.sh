@@ -3,9 +3,9 @@
 # rewrites the options, a retry with include directories, an nvJitLink link explained, a driver
 # link explained by recompiling, a lookup through cuGetProcAddress), helgrind on compiles from
 # several threads. Any error valgrind reports in the program, the library or nvshim's core fails
-# the check; NVRTC's and nvJitLink's own code is not nvshim's to fix, so reports whose frames
-# are all inside those libraries are suppressed (tests/e2e/fixtures/valgrind.supp). Runs on the
-# plain build only: valgrind and the sanitizers do not mix.
+# the check; NVRTC's and nvJitLink's own code is not nvshim's to fix, so what those libraries do
+# by themselves (the same reports without nvshim) is suppressed: tests/e2e/fixtures/valgrind.supp
+# says what and why. Runs on the plain build only: valgrind and the sanitizers do not mix.
 #   bash tests/e2e/valgrind.sh NVSHIM [NVCC]
 NVSHIM=$1 NVCC=${2:-/usr/local/cuda/bin/nvcc}
 B=${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}
