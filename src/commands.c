@@ -418,6 +418,8 @@ static int execute_modules(struct session *s, struct plan *plan, struct passes *
 				diag_rewrite("%s", plan->notes.v[i]);
 		}
 		argv_release(&said);
+		if (ps->mp.ngroups < 2 && plan_rewritten(plan, s->args.v, s->args.n))
+			plan_finalize(plan, s->cfg.options_file_threshold, NULL);
 		if (launcher)
 			launcher_apply(plan, launcher);
 		free(launcher);
@@ -491,11 +493,11 @@ int commands_nvcc(int n, char **args)
 	/* Known-bad combinations of toolkit, host compiler and libraries (gates.h). */
 	struct gates_context gc = { &s.cfg, &inv, nvcc, s.self.exe_dir };
 	gates_check(&gc);
-	/* A compile the modules pass may probe, or several commands: it runs them (and passes
-	 * long lines through options files itself). */
+	/* A compile the modules pass may probe, or several commands: it runs them (and passes the
+	 * long lines of a split through options files itself). */
 	int modules = ps.mp.active && (ps.mp.hold || ps.mp.ngroups > 1);
 	/* Only a line nvshim changed can be too long: the one it was given was not. */
-	if (!modules && plan_rewritten(&plan, args, (size_t)n) &&
+	if (ps.mp.ngroups < 2 && plan_rewritten(&plan, args, (size_t)n) &&
 	    plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
 		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan.options_file);
 	int status = 1;
