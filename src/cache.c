@@ -1,5 +1,6 @@
 #include "nvshim/cache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,22 @@ int cache_mkdirs(const char *dir)
 	int rc = mkdir(d, 0700) && errno != EEXIST ? -1 : 0;
 	free(d);
 	return rc;
+}
+
+void cache_remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *p = concat(dir, "/", e->d_name, NULL);
+		unlink(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
 }
 
 char *cache_read(const char *path)

@@ -560,19 +560,8 @@ static void replay_run(struct replay *r, const struct crash *c)
 static void replay_release(struct replay *r)
 {
 	if (r->priv) {
-		/* Best effort: the directory holds only what nvshim and the steps wrote. */
-		DIR *d = opendir(r->priv);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			char *p = concat(r->priv, "/", e->d_name, NULL);
-			unlink(p);
-			free(p);
-		}
-		if (d)
-			closedir(d);
-		rmdir(r->priv);
+		/* The directory holds only what nvshim and the steps wrote. */
+		cache_remove_dir(r->priv);
 	}
 	free(r->priv);
 	free(r->dryrun);

@@ -7,6 +7,7 @@
 
 #include <libiberty.h>
 
+#include "nvshim/cache.h"
 #include "nvshim/diag.h"
 
 /* Nested --options-file files deeper than this are left unexpanded (a file that includes
@@ -71,26 +72,10 @@ static int expand_file(struct invocation *inv, const char *path, enum arg_source
 	    !S_ISREG(sb.st_mode))
 		return -1;
 	inv->files_read++;
-	FILE *fp = fopen(path, "r");
-	if (!fp)
-		return -1;
-	char *text = NULL;
-	size_t len = 0, alloc = 0;
-	char chunk[8192];
-	size_t got;
-	while ((got = fread(chunk, 1, sizeof(chunk), fp)) > 0) {
-		if (len + got + 1 > alloc) {
-			alloc = (len + got + 1) * 2;
-			text = XRESIZEVEC(char, text, alloc);
-		}
-		memcpy(text + len, chunk, got);
-		len += got;
-	}
-	fclose(fp);
+	char *text = cache_read(path);
 	if (!text)
-		return 0;
-	text[len] = '\0';
-	char **v = buildargv(text);
+		return -1;
+	char **v = *text ? buildargv(text) : NULL;
 	free(text);
 	size_t vn = 0;
 	while (v && v[vn])

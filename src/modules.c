@@ -10,6 +10,7 @@
 
 #include <libiberty.h>
 
+#include "nvshim/cache.h"
 #include "nvshim/diag.h"
 #include "nvshim/targets.h"
 
@@ -23,22 +24,6 @@ void modules_plan_init(struct modules_plan *mp)
 	argv_init(&mp->explain);
 }
 
-/* Removes a directory nvshim made and the files in it. */
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		char *p = concat(dir, "/", e->d_name, NULL);
-		unlink(p);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
 
 void modules_plan_release(struct modules_plan *mp)
 {
@@ -56,7 +41,7 @@ void modules_plan_release(struct modules_plan *mp)
 	for (size_t i = 0; i < mp->ngroups; i++) {
 		struct modules_group *g = &mp->groups[i];
 		if (g->objdir)
-			remove_dir(g->objdir);
+			cache_remove_dir(g->objdir);
 		argv_release(&g->argv);
 		arch_list_release(&g->list);
 		argv_release(&g->flags);
@@ -64,7 +49,7 @@ void modules_plan_release(struct modules_plan *mp)
 	}
 	free(mp->groups);
 	if (mp->tmpdir)
-		remove_dir(mp->tmpdir);
+		cache_remove_dir(mp->tmpdir);
 	free(mp->tmpdir);
 	arch_list_release(&mp->requested);
 	argv_release(&mp->link);

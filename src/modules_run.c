@@ -23,21 +23,6 @@ static unsigned jobs_of(const struct config *cfg)
 	return n > 0 ? (unsigned)n : 1;
 }
 
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		char *p = concat(dir, "/", e->d_name, NULL);
-		unlink(p);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
 
 /* Why a probe failed, and its first error line, from its stderr. Returns -1 when it printed no
  * error at all (it could not run, it was killed): nothing is learnt, nothing is recorded. */
@@ -258,7 +243,7 @@ static size_t probe_source(struct modules_plan *mp, size_t i, const struct modul
 		warning("modules: cannot store the verdict for %s in %s: %s", s->path, cfg->cache_dir,
 			strerror(errno));
 	verdict_unlock(fd);
-	remove_dir(dir);
+	cache_remove_dir(dir);
 	free(dir);
 	return ran;
 }

@@ -16,6 +16,9 @@ int cache_dir_check(const char *dir, const char **why);
 
 /* Creates dir and its parents (mode 0700). Returns 0 or -1 (errno set). */
 int cache_mkdirs(const char *dir);
+/* Removes a private directory nvshim made (a probe's, a replay's) and the files in it, one
+ * level deep; best effort. */
+void cache_remove_dir(const char *dir);
 /* The whole file (xmalloc'ed), or NULL. */
 char *cache_read(const char *path);
 /* Writes text to path atomically, making dir first. Returns 0 or -1 (errno set). */
