@@ -35,7 +35,9 @@ cmake --build "$dir" -j"$jobs" 2>&1 | grep -E 'warning|error' && exit 1
 echo "== fuzz"
 seconds=${NVSHIM_FUZZ_SECONDS:-60}
 mkdir -p "$dir/findings"
-for target in "$dir"/tests/fuzz/fuzz_*; do
+# One target: mutates a copy of its corpus; prints one ok / not ok line.
+fuzz_one() {
+	local target=$1 dir=$2 seconds=$3 name work log
 	name=$(basename "$target")
 	work=$(mktemp -d)
 	cp -r "tests/fuzz/corpus/${name#fuzz_}/." "$work/"
@@ -46,8 +48,11 @@ for target in "$dir"/tests/fuzz/fuzz_*; do
 	else
 		echo "not ok - $name: a finding, see $log"
 		grep -E 'ERROR|SUMMARY' "$log" | head -5
-		status=1
 	fi
 	rm -rf "$work"
-done
+}
+export -f fuzz_one
+# As many targets at once as there are cores.
+ls "$dir"/tests/fuzz/fuzz_* | xargs -P "$jobs" -I{} bash -c 'fuzz_one "$@"' _ {} "$dir" "$seconds" | tee "$dir/findings/summary"
+grep -q '^not ok' "$dir/findings/summary" && status=1
 exit $status
