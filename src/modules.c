@@ -12,6 +12,7 @@
 
 #include "nvshim/cache.h"
 #include "nvshim/diag.h"
+#include "nvshim/fault.h"
 #include "nvshim/targets.h"
 
 void modules_plan_init(struct modules_plan *mp)
@@ -676,7 +677,10 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 		argv_copy(&s->flags, &s->rules.flags);
 		char *root = project_root(s->abs, cwd);
 		struct scan_options so = { &includes, root, tk_root, 0, 0 };
-		s->scanned = !scan_file(&s->scan, s->path, &so);
+		if (fault_inject("scan"))
+			warning("modules: cannot scan %s: injected fault (NVSHIM_FAULT)", s->path);
+		else
+			s->scanned = !scan_file(&s->scan, s->path, &so);
 		free(root);
 		if (s->scanned && cfg->modules_probe) {
 			make_key(s, mp, ctx, cwd);

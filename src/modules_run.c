@@ -12,6 +12,7 @@
 
 #include "nvshim/cache.h"
 #include "nvshim/diag.h"
+#include "nvshim/fault.h"
 #include "nvshim/diagnose.h"
 #include "nvshim/link.h"
 
@@ -191,6 +192,10 @@ static size_t probe_source(struct modules_plan *mp, size_t i, const struct modul
 	size_t ran = 0;
 	if (!s->key[0])
 		return 0;
+	if (fault_inject("probe")) {
+		warning("modules: cannot probe %s: injected fault (NVSHIM_FAULT)", s->path);
+		return 0;
+	}
 	const char *base = getenv("TMPDIR");
 	char *dir = concat(base && *base ? base : "/tmp", "/nvshim-probe-XXXXXX", NULL);
 	if (!mkdtemp(dir)) {

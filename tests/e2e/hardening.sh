@@ -14,7 +14,7 @@ shim_lines() { grep -c '^nvshim ' "$1"; }
 # result and one warning, and under strict = true that warning is an error.
 "$NVCC" -c k.cu -o plain.o -arch=sm_80 2>/dev/null
 mkdir -p proj && printf 'verbosity = normal\n' >proj/.nvshim.ini && cp k.cu proj/
-for step in config toolkit devices logfile cache; do
+for step in config toolkit devices logfile cache scan; do
 	rm -f "f-$step.o"
 	# Each line makes the step run: a project file (config), a target list (toolkit, and the
 	# GPUs for targets.ensure_devices), a log file, a cache directory.
@@ -48,6 +48,23 @@ for extra in "" "NVSHIM_STRICT=1"; do
 			test $st -eq 1 -a "$(grep -c '^nvshim error   : .*injected fault' "$WORK/err")" -eq 1
 	fi
 done
+
+# The modules pass's probe: a source whose sm_75 fails a static_assert the scan cannot see. With
+# the probe failing, the result is plain nvcc's (the same failure), with one warning more.
+printf '%s\n' 'template <int A> struct need { static_assert(A >= 800, "this kernel needs sm_80 or newer"); };' \
+	'__global__ void k(float *d) {' '#ifdef __CUDA_ARCH__' '  need<__CUDA_ARCH__> n; (void)n;' '#endif' \
+	'  d[0] = 1;' '}' >sa.cu
+SA=(-c sa.cu -o sa.o -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80)
+"$NVCC" "${SA[@]}" >/dev/null 2>sa-plain.err
+pst=$?
+NVSHIM_FAULT=probe "$NVSHIM" "${SA[@]}" >/dev/null 2>sa-shim.err
+st=$?
+check "fault in probe: plain nvcc's status" test $st -eq $pst -a $pst -ne 0
+check "fault in probe: plain nvcc's stderr" cmp -s <(grep -v '^nvshim ' sa-shim.err) sa-plain.err
+check "fault in probe: one warning, naming the fault" \
+	test "$(grep -c '^nvshim ' sa-shim.err)" -eq 1 -a "$(grep -c '^nvshim warning : .*injected fault' sa-shim.err)" -eq 1
+"$NVSHIM" "${SA[@]}" 2>"$WORK/err"
+check "without the fault the probe drops sm_75 and the build succeeds" test $? -eq 0 -a -s sa.o
 
 # --- Hostile and broken input.
 # A configuration file that is not text: one warning, the build goes on.
