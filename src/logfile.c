@@ -13,50 +13,72 @@
 #include "nvshim/diag.h"
 #include "nvshim/fault.h"
 
-static void add(char **buf, size_t *len, const char *s, size_t n)
+/* A growing line: doubling, so that a line of 100,000 arguments costs a few copies, not one per
+ * byte (realloc under a sanitizer always copies). */
+struct out {
+	char *buf;
+	size_t len, cap;
+};
+
+static void add(struct out *o, const char *s, size_t n)
 {
-	*buf = XRESIZEVEC(char, *buf, *len + n + 1);
-	memcpy(*buf + *len, s, n);
-	*len += n;
-	(*buf)[*len] = '\0';
+	if (o->len + n + 1 > o->cap) {
+		size_t cap = o->cap ? o->cap : 64;
+		while (cap < o->len + n + 1)
+			cap *= 2;
+		o->buf = XRESIZEVEC(char, o->buf, cap);
+		o->cap = cap;
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
 }
 
-static void adds(char **buf, size_t *len, const char *s) { add(buf, len, s, strlen(s)); }
+static void adds(struct out *o, const char *s) { add(o, s, strlen(s)); }
 
-void logfile_json_string(char **buf, size_t *len, const char *s)
+static void add_json(struct out *o, const char *s)
 {
-	add(buf, len, "\"", 1);
+	add(o, "\"", 1);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		char esc[8];
 		switch (*p) {
-		case '"': adds(buf, len, "\\\""); break;
-		case '\\': adds(buf, len, "\\\\"); break;
-		case '\n': adds(buf, len, "\\n"); break;
-		case '\t': adds(buf, len, "\\t"); break;
-		case '\r': adds(buf, len, "\\r"); break;
+		case '"': adds(o, "\\\""); break;
+		case '\\': adds(o, "\\\\"); break;
+		case '\n': adds(o, "\\n"); break;
+		case '\t': adds(o, "\\t"); break;
+		case '\r': adds(o, "\\r"); break;
 		default:
 			if (*p < 0x20) {
 				snprintf(esc, sizeof(esc), "\\u%04x", *p);
-				adds(buf, len, esc);
+				adds(o, esc);
 			} else {
-				add(buf, len, (const char *)p, 1);
+				add(o, (const char *)p, 1);
 			}
 		}
 	}
-	add(buf, len, "\"", 1);
+	add(o, "\"", 1);
 }
 
-static void add_array(char **buf, size_t *len, const char *key, const struct argv *a, size_t from)
+void logfile_json_string(char **buf, size_t *len, const char *s)
 {
-	adds(buf, len, ",\"");
-	adds(buf, len, key);
-	adds(buf, len, "\":[");
+	/* the caller's buffer holds *len bytes and a NUL: no more is assumed */
+	struct out o = { *buf, *len, *buf ? *len + 1 : 0 };
+	add_json(&o, s);
+	*buf = o.buf;
+	*len = o.len;
+}
+
+static void add_array(struct out *o, const char *key, const struct argv *a, size_t from)
+{
+	adds(o, ",\"");
+	adds(o, key);
+	adds(o, "\":[");
 	for (size_t i = from; a && i < a->n; i++) {
 		if (i > from)
-			adds(buf, len, ",");
-		logfile_json_string(buf, len, a->v[i]);
+			adds(o, ",");
+		add_json(o, a->v[i]);
 	}
-	adds(buf, len, "]");
+	adds(o, "]");
 }
 
 long logfile_peak_kb(void)
@@ -76,40 +98,40 @@ long logfile_peak_kb(void)
 
 int logfile_write(const char *path, const struct logfile_entry *e)
 {
-	char *buf = NULL, tbuf[64], num[128];
-	size_t len = 0;
+	struct out o = { NULL, 0, 0 };
+	char tbuf[64], num[128];
 	time_t now = time(NULL);
 	struct tm tm;
 
 	gmtime_r(&now, &tm);
 	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	adds(&buf, &len, "{\"time\":\"");
-	adds(&buf, &len, tbuf);
+	adds(&o, "{\"time\":\"");
+	adds(&o, tbuf);
 	snprintf(num, sizeof(num), "\",\"pid\":%ld,\"cwd\":", (long)getpid());
-	adds(&buf, &len, num);
+	adds(&o, num);
 	char *cwd = getcwd(NULL, 0);
-	logfile_json_string(&buf, &len, cwd ? cwd : "");
+	add_json(&o, cwd ? cwd : "");
 	free(cwd);
-	adds(&buf, &len, ",\"tool\":");
-	logfile_json_string(&buf, &len, e->tool ? e->tool : "");
-	add_array(&buf, &len, "argv_in", e->argv_in, 0);
-	add_array(&buf, &len, "argv_out", e->argv_out, 0);
-	add_array(&buf, &len, "notes", e->notes, 0);
+	adds(&o, ",\"tool\":");
+	add_json(&o, e->tool ? e->tool : "");
+	add_array(&o, "argv_in", e->argv_in, 0);
+	add_array(&o, "argv_out", e->argv_out, 0);
+	add_array(&o, "notes", e->notes, 0);
 	long maxrss = logfile_peak_kb();
 	snprintf(num, sizeof(num), ",\"status\":%d,\"wall_ms\":%.3f,\"maxrss_kb\":%ld}\n", e->status,
 		 e->wall_ms, maxrss);
-	adds(&buf, &len, num);
+	adds(&o, num);
 
 	int rc = 0;
 	int fault = fault_inject("logfile");
 	int fd = fault ? -1 : open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, buf, len) != (ssize_t)len) {
+	if (fd < 0 || write(fd, o.buf, o.len) != (ssize_t)o.len) {
 		warning("cannot write the log file '%s': %s", path,
 			fault ? "injected fault (NVSHIM_FAULT)" : strerror(errno));
 		rc = -1;
 	}
 	if (fd >= 0)
 		close(fd);
-	free(buf);
+	free(o.buf);
 	return rc;
 }
