@@ -17,7 +17,7 @@ for variant in release asan; do
 	[ ${PIPESTATUS[0]} -eq 0 ] || exit 1
 	echo "== $variant tests"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --test-dir "$dir" --output-on-failure -j"$jobs" || status=1
+		ctest --test-dir "$dir" --output-on-failure --timeout 1500 -j"$jobs" || status=1
 done
 
 # Fuzzing: every parser of outside input under libFuzzer with ASan+UBSan, NVSHIM_FUZZ_SECONDS
