@@ -257,10 +257,14 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 	} else {
 		for (size_t i = 0; i < req.n; i++)
 			arch_list_add(&out, &req.v[i]);
-		/* -arch=sm_NNa: one arch-specific pass, not also a plain one. */
+		/* -arch=sm_NNa: one arch-specific pass, not also a plain one. A mode that writes one
+		 * code instance (-cubin, -ptx, -optix-ir, -ltoir) already gets a single pass from nvcc,
+		 * and nvcc rejects it with two codes. */
 		const struct inv_arg *arch_opt = invocation_find(inv, "gpu-architecture");
 		struct arch a;
-		if (cfg->targets_arch_specific && arch_opt && arch_opt->value && !invocation_find(inv, "gpu-code") &&
+		int one_code = inv->mode == MODE_CUBIN || inv->mode == MODE_PTX || inv->mode == MODE_OPTIX_IR ||
+			       inv->mode == MODE_LTOIR;
+		if (cfg->targets_arch_specific && !one_code && arch_opt && arch_opt->value && !invocation_find(inv, "gpu-code") &&
 		    !arch_parse(arch_opt->value, &a) && a.kind == ARCH_REAL && a.suffix == 'a') {
 			struct arch plain = { ARCH_VIRTUAL, a.num, 0 };
 			struct arch_list gencodes;

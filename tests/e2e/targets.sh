@@ -74,4 +74,13 @@ if command -v cmake >/dev/null; then
 		test "$(cd b-shim && ar x libk.a && embedded "$(ls *.o | head -1)")" = \
 		"elf:sm_75 elf:sm_80 elf:sm_86 elf:sm_89 elf:sm_90 ptx:sm_75 ptx:sm_80 ptx:sm_86 ptx:sm_89 ptx:sm_90"
 fi
+# -cubin and -ptx write one code instance: nvcc gives -arch=sm_90a a single pass there, and
+# rejects two codes, so the line stays as it is and the output is nvcc's.
+for mode in cubin ptx; do
+	"$NVCC" -$mode -arch=sm_90a k.cu -o plain.$mode 2>"$WORK/err"
+	pst=$?
+	"$NVSHIM" -$mode -arch=sm_90a k.cu -o shim.$mode 2>"$WORK/err"
+	check "-$mode -arch=sm_90a: builds as with nvcc, no rewrite" test $? -eq $pst -a $pst -eq 0 -a ! -s "$WORK/err"
+	check "-$mode -arch=sm_90a: nvcc's output" cmp -s plain.$mode shim.$mode
+done
 finish
