@@ -331,7 +331,7 @@ static int member_at(const unsigned char *p, size_t size, size_t off, const char
 		     size_t long_len, struct ar_member *m, size_t *next, char **why)
 {
 	struct ar_header h;
-	uint64_t msize;
+	uint64_t msize = 0;
 	if (read_member(p, size, off, &h, &msize, next, why))
 		return -1;
 	m->header = off;
