@@ -84,39 +84,33 @@ static void session_release(struct session *s)
 	locate_self_release(&s->self);
 }
 
-/* nvshim-devices: beside nvshim in a build tree, in <prefix>/libexec/nvshim when installed. */
-static char *devices_helper(const struct self *self)
+/* A file of libexec/nvshim that access() allows for `mode`: beside nvshim in a build tree, in
+ * <prefix>/libexec/nvshim when installed. Its resolved path (xmalloc'ed), or NULL. */
+static char *libexec_file(const struct self *self, const char *name, int mode)
 {
 	if (!self->exe_dir)
 		return NULL;
-	static const char *const rel[] = { "/libexec/nvshim/nvshim-devices",
-					   "/../libexec/nvshim/nvshim-devices" };
+	static const char *const rel[] = { "/libexec/nvshim/", "/../libexec/nvshim/" };
 	for (size_t i = 0; i < 2; i++) {
-		char *p = concat(self->exe_dir, rel[i], NULL);
-		if (!access(p, X_OK))
-			return p;
-		free(p);
-	}
-	return NULL;
-}
-
-/* libnvshim-preload.so: beside nvshim-devices (build tree or install). */
-static char *preload_library(const struct self *self)
-{
-	if (!self->exe_dir)
-		return NULL;
-	static const char *const rel[] = { "/libexec/nvshim/libnvshim-preload.so",
-					   "/../libexec/nvshim/libnvshim-preload.so" };
-	for (size_t i = 0; i < 2; i++) {
-		char *p = concat(self->exe_dir, rel[i], NULL);
+		char *p = concat(self->exe_dir, rel[i], name, NULL);
 		char real[PATH_MAX];
-		if (!access(p, R_OK) && realpath(p, real)) {
+		if (!access(p, mode) && realpath(p, real)) {
 			free(p);
 			return xstrdup(real);
 		}
 		free(p);
 	}
 	return NULL;
+}
+
+static char *devices_helper(const struct self *self)
+{
+	return libexec_file(self, "nvshim-devices", X_OK);
+}
+
+static char *preload_library(const struct self *self)
+{
+	return libexec_file(self, "libnvshim-preload.so", R_OK);
 }
 
 struct lazy_devices {
