@@ -23,9 +23,14 @@ static size_t current_index = INVOCATION_NOT_IN_ARGV;
 static void push(struct invocation *inv, const char *s, enum arg_source src)
 {
 	argv_push(&inv->expanded, s);
-	inv->sources = XRESIZEVEC(enum arg_source, inv->sources, inv->expanded.n);
+	/* Grown as `expanded` grows (doubling): growing by one per argument is quadratic where
+	 * realloc moves the block, as under ASan, and 100,000 arguments took minutes. */
+	if (inv->meta_alloc < inv->expanded.n) {
+		inv->meta_alloc = inv->expanded.alloc > inv->expanded.n ? inv->expanded.alloc : inv->expanded.n;
+		inv->sources = XRESIZEVEC(enum arg_source, inv->sources, inv->meta_alloc);
+		inv->argv_index = XRESIZEVEC(size_t, inv->argv_index, inv->meta_alloc);
+	}
 	inv->sources[inv->expanded.n - 1] = src;
-	inv->argv_index = XRESIZEVEC(size_t, inv->argv_index, inv->expanded.n);
 	inv->argv_index[inv->expanded.n - 1] = src == SOURCE_COMMAND_LINE ? current_index
 									 : INVOCATION_NOT_IN_ARGV;
 }

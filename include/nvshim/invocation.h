@@ -88,6 +88,7 @@ struct invocation {
 	size_t ninputs;
 	size_t nunknown;
 	size_t files_read; /* response and options files expanded */
+	size_t meta_alloc; /* elements `sources` and `argv_index` have room for */
 };
 
 /* Parses args[0..n) (without the program name). `env` gives NVCC_PREPEND_FLAGS and
