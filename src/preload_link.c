@@ -498,6 +498,20 @@ static void link_failed(struct preload_lib *L, const char *call, int code, const
 	link_view_release(&v);
 }
 
+/* Records an input added from memory to a link (driver: jit 0, nvJitLink: 1); when the add
+ * failed, fills ids with the NVRTC programs its bytes came from and returns their number. */
+static size_t note_data_input(void *state, int jit, const void *data, size_t size, int failed,
+			      unsigned ids[MAX_IDS])
+{
+	struct fingerprint fp, *have = NULL;
+	if (data && size) {
+		registry_fingerprint(&fp, data, size);
+		have = &fp;
+	}
+	link_note_input(state, jit, have, NULL);
+	return failed ? match_fp(have, ids, MAX_IDS) : 0;
+}
+
 int preload_cuLinkAddData(struct preload_lib *L, int fn, void *state, int type, void *data, size_t size,
 			  const char *name, unsigned n, int *options, void **values)
 {
@@ -505,17 +519,10 @@ int preload_cuLinkAddData(struct preload_lib *L, int fn, void *state, int type, 
 	int r = PL_REAL(L, fn, link_add_data_fn)(state, type, data, size, name, n, options, values);
 	if (!diagnosing(L))
 		return r;
-	struct fingerprint fp, *have = NULL;
-	if (data && size) {
-		registry_fingerprint(&fp, data, size);
-		have = &fp;
-	}
-	link_note_input(state, 0, have, NULL);
-	if (r != PL_CUDA_SUCCESS) {
-		unsigned ids[MAX_IDS];
-		size_t m = match_fp(have, ids, MAX_IDS);
+	unsigned ids[MAX_IDS];
+	size_t m = note_data_input(state, 0, data, size, r != PL_CUDA_SUCCESS, ids);
+	if (r != PL_CUDA_SUCCESS)
 		link_failed(L, "cuLinkAddData", r, state, 0, ids, m, NULL, NULL);
-	}
 	return r;
 }
 
@@ -793,17 +800,10 @@ int preload_nvJitLinkAddData(struct preload_lib *L, int fn, void *h, int type, c
 	int r = PL_REAL(L, fn, jl_add_data_fn)(h, type, data, size, name);
 	if (!diagnosing(L))
 		return r;
-	struct fingerprint fp, *have = NULL;
-	if (data && size) {
-		registry_fingerprint(&fp, data, size);
-		have = &fp;
-	}
-	link_note_input(h, 1, have, NULL);
-	if (r != PL_NVJITLINK_SUCCESS) {
-		unsigned ids[MAX_IDS];
-		size_t m = match_fp(have, ids, MAX_IDS);
+	unsigned ids[MAX_IDS];
+	size_t m = note_data_input(h, 1, data, size, r != PL_NVJITLINK_SUCCESS, ids);
+	if (r != PL_NVJITLINK_SUCCESS)
 		jit_failed(L, "nvJitLinkAddData", r, h, ids, m);
-	}
 	return r;
 }
 
