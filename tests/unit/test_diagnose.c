@@ -101,7 +101,9 @@ Test(diagnose, plain_errors_are_not_arch_related)
 	diagnose_release(&d);
 }
 
-/* The machine's nvcc, live: what it prints for a source built below its minimum. */
+/* The machine's nvcc, live: what it prints for a source built below its minimum. argv[0] is
+ * the full path: nvcc finds its nvcc.profile (and so cicc) from argv[0], searching PATH when it
+ * has no slash, and the toolkit need not be on PATH. */
 Test(diagnose, real_nvcc_messages)
 {
 	char *dir = test_tmpdir();
@@ -114,7 +116,7 @@ Test(diagnose, real_nvcc_messages)
 			       "  asm volatile(\"cp.async.wait_all;\" ::);\n"
 			       "  d[0] = b[0];\n}\n");
 	struct argv a = ARGV_INIT;
-	argv_pushv(&a, (const char *const[]){ "nvcc", "-c", src, "-o", "/dev/null", "-gencode",
+	argv_pushv(&a, (const char *const[]){ NVSHIM_TEST_NVCC, "-c", src, "-o", "/dev/null", "-gencode",
 					      "arch=compute_75,code=sm_75", NULL });
 	struct run_result res;
 	char *held = NULL;
