@@ -152,28 +152,15 @@ static void explain_resources(const struct plan *plan, const char *held)
 	struct diagnosis d;
 	diagnose_init(&d);
 	diagnose_stderr(&d, held);
-	char *target = NULL;
-	int looked = 0;
-	for (size_t i = 0; i < d.n; i++) {
-		const struct diagnose_finding *f = &d.v[i];
-		if (f->kind != DIAGNOSE_RESOURCE)
-			continue;
-		int dup = 0;
-		for (size_t k = 0; k < i; k++)
-			dup |= d.v[k].kind == DIAGNOSE_RESOURCE && d.v[k].resource == f->resource &&
-			       ((!d.v[k].kernel && !f->kernel) ||
-				(d.v[k].kernel && f->kernel && !strcmp(d.v[k].kernel, f->kernel)));
-		if (dup)
-			continue;
-		if (!looked) {
-			target = crash_targets_text(plan->argv.v + 1, plan->argv.n - 1);
-			looked = 1;
-		}
-		char *note = diagnose_explain_resource(f, target);
-		diag_note(VERBOSITY_NORMAL, "%s [resource.%s]", note, diagnose_resource_name(f->resource));
-		free(note);
+	if (diagnose_find(&d, DIAGNOSE_RESOURCE)) {
+		char *target = crash_targets_text(plan->argv.v + 1, plan->argv.n - 1);
+		struct argv notes = ARGV_INIT;
+		diagnose_resource_notes(&d, target, &notes);
+		for (size_t i = 0; i < notes.n; i++)
+			diag_note(VERBOSITY_NORMAL, "%s", notes.v[i]);
+		argv_release(&notes);
+		free(target);
 	}
-	free(target);
 	diagnose_release(&d);
 }
 

@@ -10,6 +10,7 @@
 #include <libiberty.h>
 
 #include "nvshim/arch.h"
+#include "nvshim/argv.h"
 
 void diagnose_init(struct diagnosis *d)
 {
@@ -622,4 +623,26 @@ char *diagnose_explain_resource(const struct diagnose_finding *f, const char *ta
 	free(full);
 	free(base);
 	return text;
+}
+
+size_t diagnose_resource_notes(const struct diagnosis *d, const char *target, struct argv *out)
+{
+	size_t pushed = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		const struct diagnose_finding *f = &d->v[i];
+		if (f->kind != DIAGNOSE_RESOURCE)
+			continue;
+		int dup = 0;
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = d->v[k].kind == DIAGNOSE_RESOURCE && d->v[k].resource == f->resource &&
+			      ((!d->v[k].kernel && !f->kernel) ||
+			       (d->v[k].kernel && f->kernel && !strcmp(d->v[k].kernel, f->kernel)));
+		if (dup)
+			continue;
+		char *text = diagnose_explain_resource(f, target);
+		argv_pushf(out, "%s [resource.%s]", text, diagnose_resource_name(f->resource));
+		free(text);
+		pushed++;
+	}
+	return pushed;
 }

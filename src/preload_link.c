@@ -13,6 +13,7 @@
 
 #include "nvshim/arch.h"
 #include "nvshim/diag.h"
+#include "nvshim/diagnose.h"
 #include "nvshim/registry.h"
 #include "nvshim/rtc.h"
 
@@ -287,6 +288,31 @@ struct failure {
 	char **extra;          /* nvJitLink: added to its error log */
 };
 
+/* The explanation of each ptxas resource error in msgs, as nvcc mode gives it: a note on
+ * stderr and a line in *text (for the caller's log). cc: the target, 0 when unknown. */
+static void explain_resource_errors(const char *msgs, unsigned cc, char **text)
+{
+	if (!preload_config()->explain_resources)
+		return;
+	struct diagnosis d;
+	diagnose_init(&d);
+	diagnose_stderr(&d, msgs);
+	if (diagnose_find(&d, DIAGNOSE_RESOURCE)) {
+		char target[24];
+		snprintf(target, sizeof(target), "sm_%u", cc);
+		struct argv why = ARGV_INIT;
+		diagnose_resource_notes(&d, cc ? target : NULL, &why);
+		for (size_t i = 0; i < why.n; i++) {
+			diag_note(VERBOSITY_NORMAL, "%s", why.v[i]);
+			char *line = concat("nvshim: note: ", why.v[i], "\n", NULL);
+			append(text, line);
+			free(line);
+		}
+		argv_release(&why);
+	}
+	diagnose_release(&d);
+}
+
 /* Says why a link or load failed, as well as nvshim can tell. */
 static void explain(const struct failure *f)
 {
@@ -318,6 +344,7 @@ static void explain(const struct failure *f)
 			free(shown);
 		}
 		summary = rtc_log_messages(log);
+		explain_resource_errors(summary, f->target, &text);
 		summary[strcspn(summary, "\n")] = '\0';
 	} else if (!image_error(f->code, f->jit)) {
 		/* Nothing nvshim can add: not about the code. */
@@ -345,6 +372,7 @@ static void explain(const struct failure *f)
 				append(&text, head);
 				append(&text, msgs);
 				free(head);
+				explain_resource_errors(msgs, used, &text);
 				if (!summary) {
 					summary = xstrdup(msgs);
 					summary[strcspn(summary, "\n")] = '\0';

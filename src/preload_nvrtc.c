@@ -10,6 +10,7 @@
 #include <libiberty.h>
 
 #include "nvshim/arch.h"
+#include "nvshim/diagnose.h"
 #include "nvshim/registry.h"
 #include "nvshim/rtc.h"
 
@@ -246,6 +247,30 @@ static char *first_error(const char *log)
 	return msgs;
 }
 
+/* ptxas's resource errors in a failed program's log (a compile to SASS: -arch=sm_NN), each
+ * explained as nvcc mode explains them. */
+static void resource_notes(struct preload_lib *L, void *prog, int n, const char *const *options,
+			   char **label, struct argv *notes)
+{
+	char *log = real_log(L, prog);
+	struct diagnosis d;
+	diagnose_init(&d);
+	diagnose_stderr(&d, log);
+	if (diagnose_find(&d, DIAGNOSE_RESOURCE)) {
+		struct rtc_options o;
+		rtc_options_scan(&o, n, options);
+		struct argv why = ARGV_INIT;
+		diagnose_resource_notes(&d, o.arch_parsed ? o.arch_value : NULL, &why);
+		if (!*label)
+			*label = label_of(prog);
+		for (size_t i = 0; i < why.n; i++)
+			argv_pushf(notes, "%s: %s", *label, why.v[i]);
+		argv_release(&why);
+	}
+	diagnose_release(&d);
+	free(log);
+}
+
 int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n, const char *const *options)
 {
 	compile_fn compile = PL_REAL(L, fn, compile_fn);
@@ -398,6 +423,8 @@ int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n
 		free(log);
 	}
 
+	if (r != PL_NVRTC_SUCCESS && c->explain_resources)
+		resource_notes(L, prog, cur_n, cur, &label, &notes);
 	registry_compiled(prog, cur_n, cur);
 	if (notes.n) {
 		char *text = NULL;

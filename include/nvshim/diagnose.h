@@ -115,4 +115,9 @@ int diagnose_signal_flaky(int sig);
  * NVRTC and JIT linker logs. NULL for any other kind of finding. */
 char *diagnose_explain_resource(const struct diagnose_finding *f, const char *target);
 
+struct argv;
+/* Pushes onto `out` the explanation of each resource finding of `d`, one kernel and resource
+ * once, as "TEXT [resource.NAME]" (the rule that a note names). Returns how many it pushed. */
+size_t diagnose_resource_notes(const struct diagnosis *d, const char *target, struct argv *out);
+
 #endif

@@ -117,6 +117,19 @@ check "an interposer before nvshim: its calls reach NVRTC through nvshim" test "
 out=$(NVSHIM_DEVICES=90 NVSHIM_VERBOSITY=quiet run "$T/rtc_compile" "$S/wmma_bf16.cu" -I"$INC" 2>"$WORK/err")
 check "verbosity quiet: nothing on stderr, the note still in the log" test ! -s "$WORK/err" -a -n "$(grep 'nvrtc.no_arch' <<<"$out")"
 
+# --- resource.*: ptxas's resource errors in a program's log are explained as nvcc mode does.
+out=$("$T/rtc_compile" "$S/shared_too_much.cu" -arch=sm_90 2>"$WORK/err")
+check "0xc080 bytes of shared memory, -arch=sm_90: NVRTC alone fails with ptxas's terse line" contains "$out" \
+	"^result 6" "^ptxas error   : Entry function 'mm' uses too much shared data (0xc080 bytes, 0xc000 max)$"
+check "0xc080 bytes of shared memory: nothing on stderr without nvshim" test ! -s "$WORK/err"
+out2=$(run "$T/rtc_compile" "$S/shared_too_much.cu" -arch=sm_90 2>"$WORK/err")
+check "0xc080 bytes of shared memory: the same result, the log explains it" contains "$out2" "^result 6" \
+	"^ptxas error   : Entry function 'mm' uses too much shared data" \
+	"^nvshim warning : NVRTC program 'shared_too_much.cu': kernel mm uses 49280 bytes of static shared memory on sm_90, more than the 49152 bytes (48 KiB) .*cudaFuncSetAttribute(mm, cudaFuncAttributeMaxDynamicSharedMemorySize, 49280) (sm_90 allows up to 232448 bytes.* \[resource.shared\]$"
+check "0xc080 bytes of shared memory: stderr too, once" test "$(grep -c '\[resource.shared\]' "$WORK/err")" = 1
+out2=$(NVSHIM_EXPLAIN_RESOURCES=false run "$T/rtc_compile" "$S/shared_too_much.cu" -arch=sm_90 2>"$WORK/err")
+check "explain_resources = false: NVRTC's log as it is" test "$out" = "$out2" -a ! -s "$WORK/err"
+
 # --- Several NVRTC libraries in one process: each gets its own wrappers.
 if [ -e "$CUDA/lib64/libnvrtc.alt.so.13" ]; then
 	out=$(NVSHIM_VERBOSITY=debug run "$T/rtc_compile" --lib=libnvrtc.so.13 --lib="$CUDA/lib64/libnvrtc.alt.so.13" "$S/coop_groups.cu" -arch=compute_90 2>"$WORK/err")
@@ -161,10 +174,12 @@ for v in "direct cubin" "direct ptx" "dlsym cubin"; do
 	check "nvJitLink ($1, -rdc $2): stderr has ptxas's message" contains "$(cat "$WORK/err")" \
 		"nvJitLinkComplete failed with NVJITLINK_ERROR_[A-Z_]* ([0-9]*); nvJitLink's error log says: \[link.diagnose\]" \
 		"Entry function 'mm' uses too much shared data (0xc080 bytes, 0xc000 max)"
+	check "nvJitLink ($1, -rdc $2): and explains it" grep -q "kernel mm uses 49280 bytes of static shared memory.*\[resource.shared\]$" "$WORK/err"
 done
 out=$("$T/jit_link_direct" --errlog "$S/shared_too_much.cu" 2>/dev/null)
 out2=$(run "$T/jit_link_direct" --errlog "$S/shared_too_much.cu" 2>/dev/null)
-check "nvJitLink: a program that reads the error log gets what nvJitLink says" test "$out" = "$out2"
+check "nvJitLink: a program that reads the error log gets what nvJitLink says, then the explanation" \
+	test "$(grep -v '^nvshim: note: ' <<<"$out2")" = "$out" -a "$(grep -c '^nvshim: note: kernel mm uses 49280 bytes .*\[resource.shared\]$' <<<"$out2")" = 1
 
 # --- The driver's JIT linker (test double): CUDA_ERROR_INVALID_SOURCE and an empty log.
 for load in direct dlopen procaddress; do
@@ -178,6 +193,7 @@ for load in direct dlopen procaddress; do
 	check "driver link ($load): the program was compiled again for the device's sm_90 without -rdc" contains "$(cat "$WORK/err")" \
 		"cuLinkComplete failed with CUDA_ERROR_INVALID_SOURCE (300) and an empty log; NVRTC program 'shared_too_much.cu', compiled again for sm_90 without -rdc, says: \[link.diagnose\]" \
 		"^ptxas error   : Entry function 'mm' uses too much shared data (0xc080 bytes, 0xc000 max)$"
+	check "driver link ($load): and explains it for sm_90" grep -q "kernel mm uses 49280 bytes of static shared memory on sm_90.*\[resource.shared\]$" "$WORK/err"
 	check "driver link ($load): cuGetErrorString right after says it too" contains "$out" \
 		"device kernel image is invalid (nvshim: ptxas error   : Entry function 'mm' uses too much shared data"
 done
@@ -185,7 +201,8 @@ out=$(run "$T/link_driver" --load=procaddress --proc-version=3020 "$S/shared_too
 check "cuGetProcAddress for CUDA 3.2 (the first cuLink* forms): explained too" grep -q "uses too much shared data" "$WORK/err"
 out=$(run "$T/link_driver" --log --cubin "$S/shared_too_much.cu" 2>/dev/null)
 check "driver link with a log buffer: the explanation is in the caller's buffer" contains "$out" "^log-begin" \
-	"^nvshim: NVRTC program 'shared_too_much.cu', compiled for sm_90 without -rdc, says:" "^ptxas error   : Entry function 'mm' uses too much shared data"
+	"^nvshim: NVRTC program 'shared_too_much.cu', compiled for sm_90 without -rdc, says:" "^ptxas error   : Entry function 'mm' uses too much shared data" \
+	"^nvshim: note: kernel mm uses 49280 bytes of static shared memory on sm_90.*\[resource.shared\]$"
 for mode in file module ex library; do
 	out=$(run "$T/link_driver" --mode=$mode "$S/shared_too_much.cu" 2>"$WORK/err")
 	check "driver, $mode: the original result" contains "$out" " 300 CUDA_ERROR_INVALID_SOURCE"

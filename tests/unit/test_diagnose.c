@@ -446,3 +446,30 @@ Test(diagnose, clusters_below_sm_90)
 	cr_assert_eq(d.v[1].line, 3);
 	diagnose_release(&d);
 }
+
+/* The notes the preload library and nvcc mode share: one per kernel and resource. */
+Test(diagnose, resource_notes_once_each)
+{
+	const char *log = "ptxas error   : Entry function 'mm' uses too much shared data (0xc080 bytes, 0xc000 max)\n"
+			  "ptxas error   : Entry function 'mm' uses too much shared data (0xc080 bytes, 0xc000 max)\n"
+			  "ptxas error   : Entry function 'mm' uses too much parameter space (0x1100 bytes, 0x1000 max).\n"
+			  "ptxas error   : Entry function 'k2' uses too much shared data (0xd000 bytes, 0xc000 max)\n"
+			  "error: something else\n";
+	struct diagnosis d;
+	diagnose_init(&d);
+	diagnose_stderr(&d, log);
+	struct argv notes = ARGV_INIT;
+	cr_assert_eq(diagnose_resource_notes(&d, "sm_80", &notes), 3);
+	cr_assert_eq(notes.n, 3);
+	cr_assert(strstr(notes.v[0], "kernel mm uses 49280 bytes of static shared memory on sm_80"), "%s", notes.v[0]);
+	cr_assert(strstr(notes.v[0], "[resource.shared]"), "%s", notes.v[0]);
+	cr_assert(strstr(notes.v[1], "[resource.parameter]"), "%s", notes.v[1]);
+	cr_assert(strstr(notes.v[2], "kernel k2 uses 53248 bytes (52 KiB)"), "%s", notes.v[2]);
+	argv_release(&notes);
+	diagnose_release(&d);
+	diagnose_init(&d);
+	diagnose_stderr(&d, "error: nothing about resources\n");
+	cr_assert_eq(diagnose_resource_notes(&d, NULL, &notes), 0);
+	cr_assert_eq(notes.n, 0);
+	diagnose_release(&d);
+}
