@@ -452,6 +452,45 @@ static int add_launcher(const struct session *s, int wanted, struct plan *plan)
 	return 0;
 }
 
+/* nvcc mode from the passes' plan on: the notes, the gates, the launcher, the line (an options
+ * file when long), then the run (the modules pass's commands, crash watching). `name` and
+ * `given`: the command nvshim was given (nvcc, or the host compiler's name in CC mode), for the
+ * log and to tell whether the line changed. */
+static int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *inv,
+			struct plan *plan, struct passes *ps, struct link_result *link, const char *name,
+			char **given, size_t ngiven)
+{
+	int wants_launcher = launcher_wanted(inv);
+	/* Watched: nvcc's stderr is held, to be looked at when it fails (crash.h). */
+	int watch = crash_wanted(inv, &s->cfg);
+	print_notes(plan);
+	if (!plan->notes.n)
+		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
+	/* Known-bad combinations of toolkit, host compiler and libraries (gates.h). */
+	struct gates_context gc = { &s->cfg, inv, nvcc, s->self.exe_dir };
+	gates_check(&gc);
+	/* A compile the modules pass may probe, or several commands: it runs them (and passes the
+	 * long lines of a split through options files itself). */
+	int modules = ps->mp.active && (ps->mp.hold || ps->mp.ngroups > 1);
+	/* Only a line nvshim changed can be too long: the one it was given was not. */
+	if (ps->mp.ngroups < 2 && plan_rewritten(plan, given, ngiven) &&
+	    plan_finalize(plan, s->cfg.options_file_threshold, NULL) > 0)
+		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan->options_file);
+	int status = 1;
+	if (!add_launcher(s, wants_launcher, plan) || !diag_strict_errors()) {
+		if (modules)
+			modules_launcher(ps, plan, nvcc);
+		struct argv in = ARGV_INIT;
+		argv_push(&in, name);
+		argv_pushn(&in, given, ngiven);
+		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv };
+		status = modules ? execute_modules(s, plan, ps, nvcc, &in, link, watch ? &cc : NULL)
+				 : execute(s, plan, &in, &link->retry, watch ? &cc : NULL);
+		argv_release(&in);
+	}
+	return status;
+}
+
 int commands_nvcc(int n, char **args)
 {
 	struct session s;
@@ -478,34 +517,7 @@ int commands_nvcc(int n, char **args)
 	link_result_init(&link);
 	run_link_pass_nvcc(&s, &inv, nvcc, &plan, &link);
 	run_modules_pass(&s, &inv, nvcc, &plan, &ps);
-	int wants_launcher = launcher_wanted(&inv);
-	/* Watched: nvcc's stderr is held, to be looked at when it fails (crash.h). */
-	int watch = crash_wanted(&inv, &s.cfg);
-	print_notes(&plan);
-	if (!plan.notes.n)
-		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
-	/* Known-bad combinations of toolkit, host compiler and libraries (gates.h). */
-	struct gates_context gc = { &s.cfg, &inv, nvcc, s.self.exe_dir };
-	gates_check(&gc);
-	/* A compile the modules pass may probe, or several commands: it runs them (and passes the
-	 * long lines of a split through options files itself). */
-	int modules = ps.mp.active && (ps.mp.hold || ps.mp.ngroups > 1);
-	/* Only a line nvshim changed can be too long: the one it was given was not. */
-	if (ps.mp.ngroups < 2 && plan_rewritten(&plan, args, (size_t)n) &&
-	    plan_finalize(&plan, s.cfg.options_file_threshold, NULL) > 0)
-		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan.options_file);
-	int status = 1;
-	if (!add_launcher(&s, wants_launcher, &plan) || !diag_strict_errors()) {
-		if (modules)
-			modules_launcher(&ps, &plan, nvcc);
-		struct argv in = ARGV_INIT;
-		argv_push(&in, nvcc);
-		argv_pushn(&in, args, (size_t)n);
-		struct crash_context cc = { &s.cfg, nvcc, &s.args, &inv };
-		status = modules ? execute_modules(&s, &plan, &ps, nvcc, &in, &link, watch ? &cc : NULL)
-				 : execute(&s, &plan, &in, &link.retry, watch ? &cc : NULL);
-		argv_release(&in);
-	}
+	int status = nvcc_execute(&s, nvcc, &inv, &plan, &ps, &link, nvcc, args, (size_t)n);
 	invocation_release(&inv);
 	passes_release(&ps);
 	link_result_release(&link);
@@ -988,6 +1000,8 @@ struct cc_run {
 	char *nvcc;        /* set when CUDA inputs go to nvcc */
 	char *nvcc_how;
 	struct hostcc hc;
+	struct argv nvargs; /* the arguments for nvcc (CUDA inputs) */
+	struct passes ps;   /* nvcc mode's passes over them */
 	struct plan plan;
 	struct link_result link;
 };
@@ -997,6 +1011,8 @@ static int cc_plan(struct session *s, const char *name, struct cc_run *r)
 	int cxx = cc_is_cxx(name);
 	memset(r, 0, sizeof(*r));
 	link_result_init(&r->link);
+	argv_init(&r->nvargs);
+	passes_init(&r->ps, s, NULL);
 	r->real = locate_host(s, name, cxx ? "host_cxx" : "host_cc", cxx ? s->cfg.host_cxx : s->cfg.host_cc,
 			      0, &r->how);
 	if (!r->real)
@@ -1019,16 +1035,19 @@ static int cc_plan(struct session *s, const char *name, struct cc_run *r)
 	if (!getenv("NVCC_CCBIN"))
 		ccbin = cxx ? xstrdup(r->real)
 			    : locate_host(s, cc_counterpart(name), "host_cxx", s->cfg.host_cxx, 1, &how);
-	struct argv nv = ARGV_INIT, notes = ARGV_INIT;
-	hostcc_translate(&r->hc, ccbin, &nv, &notes);
-	plan_init(&r->plan, r->nvcc, nv.v, nv.n);
+	struct argv notes = ARGV_INIT;
+	hostcc_translate(&r->hc, ccbin, &r->nvargs, &notes);
+	/* From here on as in nvcc mode: every pass (targets, link, modules). */
+	plan_init(&r->plan, r->nvcc, r->nvargs.v, r->nvargs.n);
 	argv_pushn(&r->plan.notes, notes.v, notes.n);
+	passes_release(&r->ps);
+	passes_init(&r->ps, s, r->nvcc);
 	struct invocation inv;
-	invocation_parse(&inv, nv.v, nv.n, env_get);
-	run_passes(s, &inv, r->nvcc, &r->plan, NULL, NULL, NULL);
+	invocation_parse(&inv, r->nvargs.v, r->nvargs.n, env_get);
+	run_passes(s, &inv, r->nvcc, &r->plan, &r->ps, NULL, NULL);
 	run_link_pass_nvcc(s, &inv, r->nvcc, &r->plan, &r->link);
+	run_modules_pass(s, &inv, r->nvcc, &r->plan, &r->ps);
 	invocation_release(&inv);
-	argv_release(&nv);
 	argv_release(&notes);
 	free(ccbin);
 	return 0;
@@ -1040,6 +1059,8 @@ static void cc_run_release(struct cc_run *r)
 	free(r->nvcc);
 	free(r->nvcc_how);
 	hostcc_release(&r->hc);
+	argv_release(&r->nvargs);
+	passes_release(&r->ps);
 	plan_release(&r->plan);
 	link_result_release(&r->link);
 }
@@ -1082,14 +1103,24 @@ int commands_cc(const char *name, int n, char **args)
 		return 1;
 	}
 	diag_note(VERBOSITY_VERBOSE, "runs %s (%s)", r.plan.tool, r.nvcc ? "CUDA inputs: nvcc" : r.how);
-	print_notes(&r.plan);
-	if (r.nvcc && plan_finalize(&r.plan, s.cfg.options_file_threshold, NULL) > 0)
-		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", r.plan.options_file);
-	struct argv in = ARGV_INIT;
-	argv_push(&in, name);
-	argv_pushn(&in, args, (size_t)n);
-	int status = execute(&s, &r.plan, &in, &r.link.retry, NULL);
-	argv_release(&in);
+	int status;
+	if (r.nvcc) {
+		/* nvcc mode on the translated line: the session's arguments become nvcc's (the
+		 * modules pass plans again from them, crash bundles record them). */
+		argv_release(&s.args);
+		argv_copy(&s.args, &r.nvargs);
+		struct invocation inv;
+		invocation_parse(&inv, s.args.v, s.args.n, env_get);
+		status = nvcc_execute(&s, r.nvcc, &inv, &r.plan, &r.ps, &r.link, name, args, (size_t)n);
+		invocation_release(&inv);
+	} else {
+		print_notes(&r.plan);
+		struct argv in = ARGV_INIT;
+		argv_push(&in, name);
+		argv_pushn(&in, args, (size_t)n);
+		status = execute(&s, &r.plan, &in, &r.link.retry, NULL);
+		argv_release(&in);
+	}
 	cc_run_release(&r);
 	session_release(&s);
 	return status;
@@ -1141,6 +1172,8 @@ static int cc_explain(const char *name, int n, char **args)
 	print_link_line(&r.link, is_link && s.cfg.link_lcuda);
 	if (!r.plan.notes.n)
 		printf("notes     : none\n");
+	for (size_t i = 0; i < r.ps.mp.explain.n; i++)
+		printf("%-10s: %s\n", i ? "" : "modules", r.ps.mp.explain.v[i]);
 	for (size_t i = 0; i < r.plan.notes.n; i++)
 		printf("note      : %s\n", r.plan.notes.v[i]);
 	print_args("command", &r.plan.argv);

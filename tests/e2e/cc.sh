@@ -96,6 +96,25 @@ printf '__global__ void k(float *x) { x[0] = 1; }\n' >k.cu
 "$CC_DIR/gcc" -c k.cu -o k.o -gencode arch=compute_70,code=sm_70 -gencode arch=compute_80,code=sm_80 2>err
 check "CC mode: targets.unsupported on a CUDA 12 list" sh -c "test -s k.o && grep -q 'dropped sm_70.*targets.unsupported' err"
 
+# The modules pass applies too: a source that cannot build below sm_80 (found by the probe) and
+# one that needs sm_90a (found by the scan), compiled by gcc-style lines.
+MOD="$(cd "$(dirname "$0")/fixtures/modules" && pwd)"
+cp "$MOD/cpasync_exc.cu" "$MOD/wgmma.cu" .
+"$CC_DIR/g++" -fPIC -O2 -c cpasync_exc.cu -o cpasync_exc.o -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 2>err
+check "CC mode, modules.probe: sm_75 dropped, the object builds" sh -c "test -s cpasync_exc.o && grep -q 'cpasync_exc.cu: dropped sm_75: device code does not support exception handling (line 19) \[modules.probe\]' err"
+check "CC mode, modules.probe: only sm_80 is embedded" test "$(elf_targets cpasync_exc.o)" = sm_80
+"$CC_DIR/g++" -fPIC -c wgmma.cu -o wgmma.o -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 2>err
+check "CC mode, modules.scan: sm_80 dropped, sm_90 upgraded to sm_90a" sh -c "test -s wgmma.o && grep -q 'wgmma needs sm_90a (line 6) \[modules.scan\]' err"
+check "CC mode, modules.scan: only sm_90a is embedded" test "$(elf_targets wgmma.o)" = sm_90a
+out=$("$NVSHIM" explain g++ -fPIC -c wgmma.cu -o wgmma.o -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90)
+check "explain g++ shows the modules pass" contains "$out" "^modules   : " "^note      : .*wgmma needs sm_90a"
+# ... and so does the explanation of a resource error (nvcc's stderr is watched as in nvcc mode).
+printf '__global__ void big(float *o) { __shared__ float s[12320]; s[threadIdx.x] = 1; __syncthreads(); o[0] = s[threadIdx.x ^ 1]; }\n' >big.cu
+"$CC_DIR/gcc" -c big.cu -o big.o -gencode arch=compute_80,code=sm_80 2>err; st=$?
+"$NVCC" -c big.cu -o big_plain.o -gencode arch=compute_80,code=sm_80 2>plain.err; st_plain=$?
+check "CC mode, a resource error: nvcc's status and message" test $st -eq $st_plain -a $st -ne 0 -a "$(grep -v '^nvshim ' err)" = "$(cat plain.err)"
+check "CC mode, a resource error: explained" grep -q "kernel big(float\*) (_Z3bigPf) uses 49280 bytes of static shared memory on sm_80.*\[resource.shared\]" err
+
 # explain cc shows the decisions and runs nothing.
 out=$("$NVSHIM" explain gcc -fPIC -O2 -Wall -MD -c k.cu -o obj/k.o)
 check "explain gcc: route, translation, command" contains "$out" "^host compiler: .*/gcc" "^runs      : nvcc" \
