@@ -8,10 +8,11 @@
 #ifndef NVSHIM_CACHE_H
 #define NVSHIM_CACHE_H
 
-/* Whether dir may hold nvshim's caches: absent (it is made with mode 0700 when first written),
- * or a directory owned by this user that no one else can write. A cache that others can write
- * could feed nvshim false facts (which targets a toolkit accepts, which GPUs there are), so
- * such a directory is refused. Returns 0, or -1 with *why (static text). */
+/* Whether dir may hold nvshim's caches: a directory owned by this user that no one else can
+ * write (made now, mode 0700, when absent; one that cannot be made is left to the writes), and
+ * not a symbolic link of another user's. A cache that others can write could feed nvshim false
+ * facts (which targets a toolkit accepts, which GPUs there are), so such a directory is
+ * refused. Returns 0, or -1 with *why (static text). */
 int cache_dir_check(const char *dir, const char **why);
 
 /* Creates dir and its parents (mode 0700). Returns 0 or -1 (errno set). */

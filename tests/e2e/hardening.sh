@@ -63,6 +63,10 @@ check "fault in probe: plain nvcc's status" test $st -eq $pst -a $pst -ne 0
 check "fault in probe: plain nvcc's stderr" cmp -s <(grep -v '^nvshim ' sa-shim.err) sa-plain.err
 check "fault in probe: one warning, naming the fault" \
 	test "$(grep -c '^nvshim ' sa-shim.err)" -eq 1 -a "$(grep -c '^nvshim warning : .*injected fault' sa-shim.err)" -eq 1
+NVSHIM_STRICT=1 NVSHIM_FAULT=probe "$NVSHIM" "${SA[@]}" >/dev/null 2>sa-strict.err
+st=$?
+check "fault in probe, strict: the command fails with the warning as an error" \
+	test $st -eq 1 -a "$(grep -c '^nvshim error   : .*injected fault' sa-strict.err)" -eq 1
 "$NVSHIM" "${SA[@]}" 2>"$WORK/err"
 check "without the fault the probe drops sm_75 and the build succeeds" test $? -eq 0 -a -s sa.o
 
@@ -143,6 +147,7 @@ check "non-executable nvcc: status 1 and one line" test $st -eq 1 -a "$(wc -l <<
 check "non-executable nvcc: says so" grep -q "^nvshim error   : real_nvcc '$WORK/noexec' (env NVSHIM_NVCC) is not an executable file" <<<"$out"
 out=$(NVSHIM_NVCC="$WORK/none" "$NVSHIM" -c k.cu 2>&1)
 check "missing nvcc: status 1 and one line" test $? -eq 1 -a "$(wc -l <<<"$out")" -eq 1
+check "missing nvcc: says so" grep -q "^nvshim error   : real_nvcc '$WORK/none' (env NVSHIM_NVCC) is not an executable file$" <<<"$out"
 # A cache directory owned by someone else, or that others can write: refused, build goes on.
 mkdir -p other ww && chown nobody other 2>/dev/null && chmod 700 other && chmod 777 ww
 for d in other ww; do
@@ -152,6 +157,20 @@ for d in other ww; do
 	check "cache_dir $d: refused with one warning" grep -qx "nvshim warning : cache_dir $WORK/$d \(is owned by another user\|can be written by other users\): running without a cache" "$WORK/err"
 	check "cache_dir $d: nothing written there" test -z "$(ls -A "$WORK/$d")"
 done
+# A symbolic link of another user's, even to a private directory of ours: refused.
+mkdir -p mine && chmod 700 mine && ln -sfn mine lnk && chown -h nobody lnk 2>/dev/null
+if [ "$(stat -c %U lnk)" = nobody ]; then
+	NVSHIM_CACHE_DIR="$WORK/lnk" "$NVSHIM" -c k.cu -o c-lnk.o -arch=sm_80 2>"$WORK/err"
+	check "cache_dir a link of another user's: the build succeeds" test $? -eq 0 -a -s c-lnk.o
+	check "cache_dir a link of another user's: refused with one warning" grep -qx "nvshim warning : cache_dir $WORK/lnk is a symbolic link owned by another user: running without a cache" "$WORK/err"
+	check "cache_dir a link of another user's: nothing written through it" test -z "$(ls -A mine)"
+else
+	skip "cache_dir a link of another user's" "cannot chown"
+fi
+# A missing cache directory is made at once, private, before anything is cached in it.
+NVSHIM_CACHE_DIR="$WORK/fresh/cache" "$NVSHIM" --version >/dev/null 2>"$WORK/err"
+check "cache_dir missing: made, mode 700 and ours, nothing said" \
+	test "$(stat -c '%a %u' fresh/cache 2>/dev/null)" = "700 $(id -u)" -a ! -s "$WORK/err"
 # A read-only and a full cache directory (tmpfs mounts in a private mount namespace).
 if unshare -m true 2>/dev/null; then
 	mkdir -p ro full
@@ -198,7 +217,12 @@ bad=0; for i in $(seq 64); do same_object par/s$i.o serial/s$i.o || bad=$((bad +
 check "64 parallel builds: the same objects as a serial build" test $bad -eq 0
 files=$(find "$WORK/sharedcache" -type f)
 whole=1; for f in $files; do [ "$(tail -n 1 "$f")" = end ] || whole=0; done
-check "64 parallel builds: every cache file is whole, no temporaries left" test -n "$files" -a $whole -eq 1 -a -z "$(find "$WORK/sharedcache" -name '*.tmp*' -o -name '*XXXX*')"
+# A cache write's temporary is the file's name plus mkstemp's ".XXXXXX" (src/cache.c); no final
+# name ends so (.facts, .verdict, -<hash>, devices).
+leftovers() { find "$1" -type f -regextype posix-extended -regex '.*\.[A-Za-z0-9]{6}'; }
+check "64 parallel builds: every cache file is whole, no temporaries left" test -n "$files" -a $whole -eq 1 -a -z "$(leftovers "$WORK/sharedcache")"
+mkdir -p planted && cp "$(find "$WORK/sharedcache/toolkit" -type f | head -n 1)" planted/ && touch planted/devices.Ab12Zq
+check "... (the temporaries check finds a planted one, and only it)" test "$(leftovers planted)" = planted/devices.Ab12Zq
 # A corrupt, then a truncated, toolkit cache file is detected and rebuilt.
 facts=$(find "$WORK/sharedcache/toolkit" -type f | head -n 1)
 good=$(cat "$facts")
