@@ -487,6 +487,9 @@ static int nvcc_execute(struct session *s, const char *nvcc, const struct invoca
 		status = modules ? execute_modules(s, plan, ps, nvcc, &in, link, watch ? &cc : NULL)
 				 : execute(s, plan, &in, &link->retry, watch ? &cc : NULL);
 		argv_release(&in);
+		/* Kernels nvcc builds that no launch accepts (a stack past the limit). */
+		if (!status && watch && s->cfg.explain_resources)
+			crash_check_stacks(inv);
 	}
 	return status;
 }

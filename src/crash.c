@@ -13,12 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <demangle.h>
 #include <libiberty.h>
 
 #include "nvshim/arch.h"
 #include "nvshim/cache.h"
 #include "nvshim/diag.h"
 #include "nvshim/diagnose.h"
+#include "nvshim/elf.h"
 #include "nvshim/steps.h"
 
 extern char **environ;
@@ -1150,4 +1152,108 @@ size_t crash_prune(const char *dir, size_t keep)
 	}
 	argv_release(&names);
 	return removed;
+}
+
+struct stacks_seen {
+	struct argv said; /* "kernel sm" already noted */
+	size_t notes;
+};
+
+static void stack_of(const char *kernel, unsigned sm, unsigned long long stack, void *arg)
+{
+	struct stacks_seen *seen = arg;
+	if (stack <= CRASH_STACK_MAX)
+		return;
+	char *key = xasprintf("%s %u", kernel, sm);
+	for (size_t i = 0; i < seen->said.n; i++)
+		if (!strcmp(seen->said.v[i], key)) {
+			free(key);
+			return;
+		}
+	argv_push(&seen->said, key);
+	free(key);
+	char *full = cplus_demangle(kernel, DMGL_PARAMS | DMGL_ANSI);
+	char *who = full && strcmp(full, kernel) ? xasprintf("kernel %s (%s)", full, kernel)
+						 : xasprintf("kernel %s", kernel);
+	char on[32] = "";
+	if (sm)
+		snprintf(on, sizeof(on), " on sm_%u", sm);
+	diag_note(VERBOSITY_NORMAL,
+		  "%s uses %llu bytes (%llu KiB) of local memory (its stack) per thread%s; a thread may "
+		  "have at most 512 KiB, less what the system keeps, so nvcc builds it but every "
+		  "launch fails with cudaErrorInvalidValue (invalid argument): keep large per-thread "
+		  "arrays in global memory (one slice per thread) or in shared memory, or make them "
+		  "smaller [resource.local]",
+		  who, stack, stack / 1024, on);
+	free(who);
+	free(full);
+	seen->notes++;
+}
+
+/* The stem of a source's file name: "dir/k.cu" -> "k". */
+static char *stem_of(const char *path)
+{
+	const char *base = lbasename(path);
+	const char *dot = strrchr(base, '.');
+	return dot && dot > base ? xstrndup(base, (size_t)(dot - base)) : xstrdup(base);
+}
+
+size_t crash_check_stacks(const struct invocation *inv)
+{
+	const char *ext = NULL;
+	switch (inv->mode) {
+	case MODE_COMPILE:
+	case MODE_DEVICE_C:
+		ext = ".o";
+		break;
+	case MODE_LINK:
+		break;
+	case MODE_CUBIN:
+		ext = ".cubin";
+		break;
+	case MODE_FATBIN:
+		ext = ".fatbin";
+		break;
+	default:
+		return 0;
+	}
+	if (inv->info || inv->dryrun)
+		return 0;
+	struct argv outputs = ARGV_INIT;
+	size_t cuda = 0;
+	for (size_t i = 0; i < inv->nargs; i++) {
+		const struct inv_arg *a = &inv->args[i];
+		if (a->what != ARG_INPUT || a->input != INPUT_CUDA)
+			continue;
+		cuda++;
+		if (!inv->output && ext) {
+			char *stem = stem_of(inv->expanded.v[a->pos]);
+			argv_pushf(&outputs, "%s%s", stem, ext);
+			free(stem);
+		}
+	}
+	if (!cuda) {
+		argv_release(&outputs);
+		return 0;
+	}
+	if (inv->output)
+		argv_push(&outputs, inv->output);
+	else if (!ext)
+		argv_push(&outputs, "a.out");
+	struct stacks_seen seen = { ARGV_INIT, 0 };
+	for (size_t i = 0; i < outputs.n; i++) {
+		struct elf_map m;
+		char *why = NULL;
+		if (elf_map_file(outputs.v[i], &m, &why)) {
+			free(why);
+			continue;
+		}
+		if (elf_cuda_stacks(m.data, m.size, stack_of, &seen, &why))
+			diag_note(VERBOSITY_VERBOSE, "%s: kernels' stacks not read: %s", outputs.v[i], why);
+		free(why);
+		elf_unmap(&m);
+	}
+	argv_release(&seen.said);
+	argv_release(&outputs);
+	return seen.notes;
 }

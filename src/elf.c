@@ -479,3 +479,217 @@ int ar_index(const void *data, size_t size, struct ar_symbol **syms, size_t *n, 
 	*n = (size_t)count;
 	return 0;
 }
+
+#ifndef EM_CUDA
+#define EM_CUDA 190
+#endif
+#define SHT_CUDA_INFO 0x70000000u
+#define STO_CUDA_ENTRY 0x10
+#define EIFMT_SVAL 4
+#define EIATTR_FRAME_SIZE 0x11
+#define EIATTR_MIN_STACK_SIZE 0x12
+#define FATBIN_MAGIC 0xBA55ED50u
+#define FATBIN_KIND_ELF 2
+#define FATBIN_FLAG_COMPRESS 0x2000u
+#define FATBIN_FLAG_COMPRESS_ZSTD 0x8000u
+
+/* The ELF header and the section-header count of a 64-bit ELF of this machine's byte order. */
+static int elf_header(const unsigned char *p, size_t size, Elf64_Ehdr *eh, uint64_t *shnum, char **why)
+{
+	if (size < sizeof(*eh) || memcmp(p, ELFMAG, SELFMAG) || p[EI_CLASS] != ELFCLASS64 ||
+	    p[EI_DATA] != HOST_ELFDATA)
+		return fail(why, "not a 64-bit ELF file of this machine");
+	memcpy(eh, p, sizeof(*eh));
+	if (eh->e_shentsize != sizeof(Elf64_Shdr) && eh->e_shnum)
+		return fail(why, "unexpected section header size %u", (unsigned)eh->e_shentsize);
+	*shnum = eh->e_shnum;
+	if (!*shnum && eh->e_shoff) {
+		Elf64_Shdr first;
+		if (read_shdr(p, size, eh, 1, 0, &first, why))
+			return -1;
+		*shnum = first.sh_size;
+	}
+	return 0;
+}
+
+/* A section's bytes, checked against the data. */
+static int section_data(size_t size, const Elf64_Shdr *sh, char **why)
+{
+	if (sh->sh_type == SHT_NOBITS)
+		return 0;
+	if (!in_bounds(size, sh->sh_offset, sh->sh_size))
+		return fail(why, "a section runs past the end of the file");
+	return 0;
+}
+
+/* The NUL-terminated name at `off` in the string table `st`, or NULL. */
+static const char *string_at(const unsigned char *p, size_t size, const Elf64_Shdr *st, uint64_t off)
+{
+	if (st->sh_type == SHT_NOBITS || !in_bounds(size, st->sh_offset, st->sh_size) || off >= st->sh_size)
+		return NULL;
+	const char *s = (const char *)p + st->sh_offset + off;
+	return memchr(s, '\0', (size_t)(st->sh_size - off)) ? s : NULL;
+}
+
+struct stack_entry {
+	uint32_t sym;
+	uint64_t frame, min;
+	int has_frame, has_min;
+};
+
+/* One CUDA image: its kernels' stacks from .nv.info, their names from .symtab. */
+static int cubin_stacks(const unsigned char *p, size_t size, unsigned sm, elf_stack_fn fn, void *arg,
+			char **why)
+{
+	Elf64_Ehdr eh;
+	uint64_t shnum;
+	if (elf_header(p, size, &eh, &shnum, why))
+		return -1;
+	if (eh.e_machine != EM_CUDA)
+		return fail(why, "not a CUDA image");
+	if (!sm)
+		sm = p[EI_ABIVERSION] >= 8 ? (eh.e_flags >> 8) & 0xff : eh.e_flags & 0xff;
+	Elf64_Shdr sh, symtab = { 0 }, strtab;
+	struct stack_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	int have_symtab = 0, rc = 0;
+	for (uint64_t i = 0; i < shnum && !rc; i++) {
+		if (read_shdr(p, size, &eh, shnum, i, &sh, why) || section_data(size, &sh, why)) {
+			rc = -1;
+			break;
+		}
+		if (sh.sh_type == SHT_SYMTAB && !have_symtab && in_bounds(size, sh.sh_offset, sh.sh_size)) {
+			symtab = sh;
+			have_symtab = 1;
+		}
+		if (sh.sh_type != SHT_CUDA_INFO || sh.sh_info || !in_bounds(size, sh.sh_offset, sh.sh_size))
+			continue; /* a kernel's own .nv.info.<name> (sh_info: its section) */
+		const unsigned char *d = p + sh.sh_offset;
+		for (uint64_t at = 0; at + 4 <= sh.sh_size;) {
+			unsigned fmt = d[at], attr = d[at + 1];
+			uint64_t len = 4;
+			if (fmt == EIFMT_SVAL) {
+				uint16_t vs;
+				memcpy(&vs, d + at + 2, 2);
+				len = 4 + (uint64_t)vs;
+				if (at + len > sh.sh_size) {
+					rc = fail(why, ".nv.info: an attribute runs past its section");
+					break;
+				}
+				if ((attr == EIATTR_FRAME_SIZE || attr == EIATTR_MIN_STACK_SIZE) && vs >= 8) {
+					uint32_t sym, val;
+					memcpy(&sym, d + at + 4, 4);
+					memcpy(&val, d + at + 8, 4);
+					size_t k = 0;
+					while (k < n && v[k].sym != sym)
+						k++;
+					if (k == n) {
+						if (n == cap)
+							v = XRESIZEVEC(struct stack_entry, v, cap = cap ? 2 * cap : 16);
+						v[n++] = (struct stack_entry){ sym, 0, 0, 0, 0 };
+					}
+					if (attr == EIATTR_FRAME_SIZE) {
+						v[k].frame = val;
+						v[k].has_frame = 1;
+					} else {
+						v[k].min = val;
+						v[k].has_min = 1;
+					}
+				}
+			}
+			at += len;
+		}
+	}
+	if (!rc && n && !have_symtab)
+		rc = fail(why, "kernel attributes without a symbol table");
+	if (!rc && n) {
+		if (symtab.sh_entsize != sizeof(Elf64_Sym) ||
+		    read_shdr(p, size, &eh, shnum, symtab.sh_link, &strtab, why) ||
+		    section_data(size, &strtab, why))
+			rc = *why ? -1 : fail(why, "unexpected symbol size");
+		uint64_t nsyms = rc ? 0 : symtab.sh_size / sizeof(Elf64_Sym);
+		for (size_t k = 0; k < n && !rc; k++) {
+			Elf64_Sym sym;
+			if (v[k].sym >= nsyms)
+				continue;
+			memcpy(&sym, p + symtab.sh_offset + (uint64_t)v[k].sym * sizeof(sym), sizeof(sym));
+			const char *name = string_at(p, size, &strtab, sym.st_name);
+			if (!name || ELF64_ST_TYPE(sym.st_info) != STT_FUNC || !(sym.st_other & STO_CUDA_ENTRY))
+				continue;
+			fn(name, sm, v[k].has_min ? v[k].min : v[k].frame, arg);
+		}
+	}
+	free(v);
+	return rc;
+}
+
+/* The images of the fatbin containers in [d, d + size). */
+static int fatbin_stacks(const unsigned char *d, uint64_t size, elf_stack_fn fn, void *arg, char **why)
+{
+	uint64_t at = 0;
+	while (at + 16 <= size) {
+		uint32_t magic;
+		uint16_t hsize;
+		uint64_t fsize;
+		memcpy(&magic, d + at, 4);
+		if (magic != FATBIN_MAGIC) {
+			at += 8; /* padding between containers */
+			continue;
+		}
+		memcpy(&hsize, d + at + 6, 2);
+		memcpy(&fsize, d + at + 8, 8);
+		if (hsize < 16 || at + hsize > size || fsize > size - at - hsize)
+			return fail(why, "a fatbin container runs past its section");
+		uint64_t e = at + hsize, end = at + hsize + fsize;
+		while (e + 64 <= end) {
+			uint16_t kind;
+			uint32_t ehsize, sm;
+			uint64_t psize, flags;
+			memcpy(&kind, d + e, 2);
+			memcpy(&ehsize, d + e + 4, 4);
+			memcpy(&psize, d + e + 8, 8);
+			memcpy(&sm, d + e + 28, 4);
+			memcpy(&flags, d + e + 40, 8);
+			if (ehsize < 64 || ehsize > end - e || psize > end - e - ehsize)
+				return fail(why, "a fatbin entry runs past its container");
+			if (kind == FATBIN_KIND_ELF && !(flags & (FATBIN_FLAG_COMPRESS | FATBIN_FLAG_COMPRESS_ZSTD)) &&
+			    cubin_stacks(d + e + ehsize, (size_t)psize, sm, fn, arg, why))
+				return -1;
+			e += ehsize + psize;
+		}
+		at = end;
+	}
+	return 0;
+}
+
+int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, char **why)
+{
+	const unsigned char *p = data;
+	Elf64_Ehdr eh;
+	uint64_t shnum;
+	*why = NULL;
+	if (elf_header(p, size, &eh, &shnum, why))
+		return -1;
+	if (eh.e_machine == EM_CUDA)
+		return cubin_stacks(p, size, 0, fn, arg, why);
+	Elf64_Shdr sh, names;
+	uint64_t strndx = eh.e_shstrndx;
+	if (strndx == SHN_XINDEX) {
+		if (read_shdr(p, size, &eh, shnum, 0, &sh, why))
+			return -1;
+		strndx = sh.sh_link;
+	}
+	if (!shnum)
+		return 0;
+	if (read_shdr(p, size, &eh, shnum, strndx, &names, why) || section_data(size, &names, why))
+		return -1;
+	for (uint64_t i = 0; i < shnum; i++) {
+		if (read_shdr(p, size, &eh, shnum, i, &sh, why) || section_data(size, &sh, why))
+			return -1;
+		const char *name = string_at(p, size, &names, sh.sh_name);
+		if (name && !strcmp(name, ".nv_fatbin") && sh.sh_type != SHT_NOBITS &&
+		    fatbin_stacks(p + sh.sh_offset, sh.sh_size, fn, arg, why))
+			return -1;
+	}
+	return 0;
+}

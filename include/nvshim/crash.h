@@ -88,6 +88,15 @@ char *crash_bundle(const struct crash_context *ctx, const struct plan *plan, con
  * `keep` remain. Returns how many were removed. */
 size_t crash_prune(const char *dir, size_t keep);
 
+/* After a compile that passed: the kernels of its outputs (the objects of -c, the program of
+ * a link, a -cubin or -fatbin file; read with elf_cuda_stacks) whose stack per thread is past
+ * what a launch allows (512 KiB, less what the system keeps: CRASH_STACK_MAX). nvcc builds
+ * them, but every launch fails with cudaErrorInvalidValue; each gets one note with the usual
+ * remedy [resource.local]. Only for commands that compile a CUDA source; never fails. Returns
+ * how many notes it gave. */
+#define CRASH_STACK_MAX (511u * 1024u)
+size_t crash_check_stacks(const struct invocation *inv);
+
 /* The real targets of a command line in the order given: "sm_80", "sm_80 or sm_90", or NULL
  * when it names none (xmalloc'ed). For the resource notes. */
 char *crash_targets_text(char *const *args, size_t n);

@@ -78,4 +78,14 @@ int ar_member_at(const void *data, size_t size, size_t offset, struct ar_member 
 int ar_members(const void *data, size_t size, int (*fn)(const struct ar_member *m, void *arg),
 	       void *arg, char **why);
 
+/* The stack of every kernel of the CUDA images in a file: the file itself when it is a cubin
+ * (an ELF for EM_CUDA), else the images in the .nv_fatbin section of a host object, executable
+ * or shared object; compressed images are skipped. For each kernel (an entry function of an
+ * image's .symtab), fn gets its name, the image's target (90 for sm_90; 0 when unknown) and
+ * its stack per thread: the minimum stack size its image records (EIATTR_MIN_STACK_SIZE), else
+ * its frame size (EIATTR_FRAME_SIZE); kernels without either are skipped. Returns 0, or -1
+ * with *why when the file or an image is damaged (fn may have been called before). */
+typedef void (*elf_stack_fn)(const char *kernel, unsigned sm, unsigned long long stack, void *arg);
+int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, char **why);
+
 #endif

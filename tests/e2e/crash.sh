@@ -261,9 +261,23 @@ plain=$?
 st=$?
 check "registers: plain nvcc's status ($plain) and stderr" sh -c "test $st -eq $plain && grep -v '^nvshim ' shim.err | cmp -s - plain.err"
 check "registers: the note says what is needed and what to relax" grep -qF "needs at least 154 registers per thread on sm_90a, but is held to 64: raise or drop -maxrregcount" shim.err
-# A huge local array: nvcc accepts it (no compile-time limit), so nothing is added.
+# A huge local array: nvcc accepts it (ptxas has no such limit), but no launch does (512 KiB
+# per thread at most; cudaErrorInvalidValue on an H100, docs/gpu-run.md). The note comes from
+# the kernel's stack as the object records it.
 resource "a 64 MiB local array" local.cu -arch=sm_80
-check "a 64 MiB local array: builds, and nvshim adds nothing" test $plain -eq 0 -a ! -s shim.err
+check "a 64 MiB local array: builds, as with plain nvcc" test $plain -eq 0 -a -s shim.o
+check "a 64 MiB local array: one note with kernel, stack, target, limit and remedy" \
+	test "$(grep -c '^nvshim ' shim.err)" -eq 1 -a -n "$(grep -F "nvshim info    : kernel big_local(float*, int) (_Z9big_localPfi) uses 67108864 bytes (65536 KiB) of local memory (its stack) per thread on sm_80; a thread may have at most 512 KiB, less what the system keeps, so nvcc builds it but every launch fails with cudaErrorInvalidValue (invalid argument): keep large per-thread arrays in global memory" shim.err)"
+"$NVSHIM" -c local.cu -o two.o "${TWO[@]}" 2>shim.err
+check "a 64 MiB local array, two targets: a note for each" \
+	test "$(grep -c 'per thread on sm_80;' shim.err)" -eq 1 -a "$(grep -c 'per thread on sm_90;' shim.err)" -eq 1
+"$NVSHIM" -cubin local.cu -o local.cubin -arch=sm_90 2>shim.err
+check "a 64 MiB local array, -cubin: the note" grep -q "_Z9big_localPfi) uses 67108864 bytes .* on sm_90; .*\[resource.local\]$" shim.err
+sed 's/1 << 24/1 << 16/g' local.cu >local_ok.cu
+resource "a 256 KiB local array" local_ok.cu -arch=sm_80
+check "a 256 KiB local array (launches): nothing of nvshim's own" test $plain -eq 0 -a ! -s shim.err
+NVSHIM_EXPLAIN_RESOURCES=false "$NVSHIM" -c local.cu -o shim.o -arch=sm_80 2>shim.err
+check "a 64 MiB local array, explain_resources = false: nothing" test ! -s shim.err
 # A passing build with a warning: byte for byte nvcc's stderr.
 resource "a passing build with a warning" "$(dirname "$0")/fixtures/warn.cu" -arch=sm_80
 check "a passing build: nothing of nvshim's own" test $plain -eq 0 -a -s plain.err -a "$(grep -c '^nvshim ' shim.err)" -eq 0

@@ -1,5 +1,6 @@
 /* Objects, shared objects and archives as the link pass reads them: symbol tables, an
- * archive's index and members, and each member's own symbols. */
+ * archive's index and members, and each member's own symbols; and the kernels' stacks of the
+ * CUDA images in an object, a program or a cubin (elf_cuda_stacks). */
 #include <stdlib.h>
 
 #include "fuzz.h"
@@ -10,6 +11,11 @@ static void count(const char *name, int defined, int weak, void *arg)
 	(void)defined;
 	(void)weak;
 	*(size_t *)arg += name[0] != '\0';
+}
+
+static void stack(const char *kernel, unsigned sm, unsigned long long bytes, void *arg)
+{
+	*(size_t *)arg += kernel[0] != '\0' && sm < 1000 && bytes > 0;
 }
 
 static int member(const struct ar_member *m, void *arg)
@@ -44,6 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(why);
 	why = NULL;
 	ar_members(data, size, member, &n, &why);
+	free(why);
+	why = NULL;
+	elf_cuda_stacks(data, size, stack, &n, &why);
 	free(why);
 	return 0;
 }

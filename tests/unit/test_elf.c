@@ -454,3 +454,113 @@ Test(elf, damaged_archives)
 	}
 	elf_unmap(&m);
 }
+
+/* Kernels' stacks, from objects, programs and cubins nvcc makes here. */
+struct stacks {
+	char text[4096]; /* "kernel sm stack;" in the order found */
+	size_t len;
+};
+
+static void on_stack(const char *kernel, unsigned sm, unsigned long long stack, void *arg)
+{
+	struct stacks *s = arg;
+	int n = snprintf(s->text + s->len, sizeof(s->text) - s->len, "%s %u %llu;", kernel, sm, stack);
+	if (n > 0 && (size_t)n < sizeof(s->text) - s->len)
+		s->len += (size_t)n;
+}
+
+static int read_stacks(const unsigned char *data, size_t size, struct stacks *s, char **why)
+{
+	unsigned char *copy = xmalloc(size ? size : 1);
+	memcpy(copy, data, size);
+	memset(s, 0, sizeof(*s));
+	int rc = elf_cuda_stacks(copy, size, on_stack, s, why);
+	free(copy);
+	return rc;
+}
+
+static const char stack_source[] =
+	"__device__ __noinline__ void fill(volatile int *a, const int *d, int n)\n"
+	"{ for (int i = 0; i < n; i++) a[(i * 7919) & 4095] = d[i]; }\n"
+	"__global__ void big(int *d, int n) { volatile int a[1 << 16];\n"
+	"  for (int i = 0; i < n; i++) a[(i * 7919) & 65535] = d[i]; d[0] = a[d[1] & 65535]; }\n"
+	"__global__ void small(int *d, int n) { volatile int a[4096]; fill(a, d, n); d[0] = a[d[1] & 4095]; }\n"
+	"__global__ void none(int *d) { d[threadIdx.x] = 1; }\n"
+	"int main() { return 0; }\n";
+
+Test(elf, cuda_stacks_of_objects_programs_and_cubins)
+{
+	free(test_write(dir, "s.cu", stack_source));
+	sh("'" NVSHIM_TEST_NVCC "' -c s.cu -o s.o -gencode arch=compute_80,code=sm_80 "
+	   "-gencode arch=compute_90,code=sm_90 && '" NVSHIM_TEST_NVCC "' s.cu -o s.out -arch=sm_90 && "
+	   "'" NVSHIM_TEST_NVCC "' -cubin s.cu -o s.cubin -arch=sm_90");
+	struct stacks s;
+	char *why = NULL;
+	struct elf_map m = map("s.o");
+	cr_assert_eq(read_stacks(m.data, m.size, &s, &why), 0, "%s", why);
+	/* Both targets; big's 256 KiB array; small's 16 KiB and what fill() adds to it. */
+	cr_assert(strstr(s.text, "_Z3bigPii 80 262144;"), "%s", s.text);
+	cr_assert(strstr(s.text, "_Z3bigPii 90 262144;"), "%s", s.text);
+	cr_assert(strstr(s.text, "_Z5smallPii 90 "), "%s", s.text);
+	unsigned long long small = strtoull(strstr(s.text, "_Z5smallPii 90 ") + 15, NULL, 10);
+	cr_assert(small >= 16384 && small < 32768, "%s", s.text);
+	cr_assert_null(strstr(s.text, "fill"), "device functions are no kernels: %s", s.text);
+	/* A kernel with no stack records none, or 0. */
+	cr_assert(!strstr(s.text, "_Z4nonePi") || strstr(s.text, "_Z4nonePi 90 0;"), "%s", s.text);
+	/* Every prefix: an error or fewer kernels, never a read past the data (ASan). */
+	for (size_t cut = 0; cut < m.size; cut += 97) {
+		struct stacks t;
+		char *w = NULL;
+		read_stacks(m.data, cut, &t, &w);
+		free(w);
+	}
+	elf_unmap(&m);
+	m = map("s.out");
+	cr_assert_eq(read_stacks(m.data, m.size, &s, &why), 0, "%s", why);
+	cr_assert(strstr(s.text, "_Z3bigPii 90 262144;"), "a program: %s", s.text);
+	elf_unmap(&m);
+	m = map("s.cubin");
+	cr_assert_eq(read_stacks(m.data, m.size, &s, &why), 0, "%s", why);
+	cr_assert(strstr(s.text, "_Z3bigPii 90 262144;"), "a cubin: %s", s.text);
+	elf_unmap(&m);
+	/* Not ELF; a host object without device code: no kernels. */
+	cr_assert_eq(read_stacks((const unsigned char *)"int x;", 6, &s, &why), -1);
+	free(why);
+	why = NULL;
+	free(test_write(dir, "a.c", c_source));
+	sh("cc -c a.c -o a.o");
+	m = map("a.o");
+	cr_assert_eq(read_stacks(m.data, m.size, &s, &why), 0, "%s", why);
+	cr_assert_eq(s.len, 0);
+	elf_unmap(&m);
+}
+
+/* A damaged fatbin: sizes past the section, an attribute past .nv.info. */
+Test(elf, cuda_stacks_damaged)
+{
+	free(test_write(dir, "s.cu", stack_source));
+	sh("'" NVSHIM_TEST_NVCC "' -c s.cu -o s.o -arch=sm_90");
+	struct elf_map m = map("s.o");
+	unsigned char *c = copy_of(&m);
+	/* The fatbin container's magic, then its size: made huge. */
+	unsigned char magic[4] = { 0x50, 0xed, 0x55, 0xba };
+	unsigned char *at = memmem(c, m.size, magic, 4);
+	cr_assert_not_null(at);
+	struct stacks s;
+	char *why = NULL;
+	memset(at + 8, 0x7f, 8);
+	cr_assert_eq(read_stacks(c, m.size, &s, &why), -1);
+	cr_assert(strstr(why, "fatbin container runs past"), "%s", why);
+	free(why);
+	why = NULL;
+	free(c);
+	/* The first image's entry size made huge. */
+	c = copy_of(&m);
+	at = memmem(c, m.size, magic, 4);
+	memset(at + 16 + 8, 0x7f, 8);
+	cr_assert_eq(read_stacks(c, m.size, &s, &why), -1);
+	cr_assert(strstr(why, "fatbin entry runs past"), "%s", why);
+	free(why);
+	free(c);
+	elf_unmap(&m);
+}
