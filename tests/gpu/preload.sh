@@ -53,6 +53,7 @@ for load in dlopen procaddress; do
 	show "nvshim ($load) stderr" shim.err
 	check "C, $load: the same result under nvshim" test "$(cut -d' ' -f1-2 plain.out)" = "$(cut -d' ' -f1-2 shim.out)"
 	check "C, $load: stderr has ptxas's message" grep -q "uses too much shared data (0xc080 bytes, 0xc000 max)" shim.err
+	check "C, $load: and its explanation (resource.shared)" grep -q "kernel mm uses 49280 bytes of static shared memory on sm_$cc.*\[resource.shared\]" shim.err
 	check "C, $load: so has cuGetErrorString's text" grep -q "(nvshim: .*uses too much shared data" shim.out
 done
 shim ./link_driver --arch=compute_$cc good.cu >shim.out 2>shim.err
@@ -95,6 +96,7 @@ except Exception as e:
 	rm -rf "$CUPY_CACHE_DIR"
 	check "CuPy --device-c: plain CuPy raises" grep -q "^error:" plain.out
 	check "CuPy --device-c: under nvshim the error says 'uses too much shared data'" grep -q "^error: .*uses too much shared data" shim.out
+	check "CuPy --device-c: and stderr explains it (resource.shared)" grep -q "kernel mm uses 49280 bytes of static shared memory on sm_$cc.*cudaFuncSetAttribute.*\[resource.shared\]" shim.err
 
 	py "CuPy jitify bf16 wmma" '
 import cupy as cp

@@ -6,7 +6,8 @@
 # CUDA_VISIBLE_DEVICES, -arch=native, and a program built from a list without the GPU's target
 # that fails with plain nvcc and runs after nvshim's ensure_devices rule; the modules pass: a
 # cp.async kernel built from a list whose sm_75 it cannot build, and (on sm_90) a wgmma kernel
-# built from a plain sm_90 list and upgraded to sm_90a, both run and checked; then tests/gpu/preload.sh.
+# built from a plain sm_90 list and upgraded to sm_90a, both run and checked; a kernel whose
+# stack no launch accepts, noted at build time and failing at launch; then tests/gpu/preload.sh.
 NVSHIM=$1
 NVCC=${2:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -117,4 +118,15 @@ if [ "$cc" = 90 ]; then
 else
 	skip "modules: sm_90a kernel" "the GPU is sm_$cc, not sm_90"
 fi
+
+# A stack past what a launch allows: nvcc builds it without a word, nvshim says why it will not
+# launch, and the launch fails as the note says.
+"$NVSHIM" "$GPUDIR/local_stack.cu" -o local_stack -arch=native 2>"$WORK/err"
+sed 's/^/# /' "$WORK/err"
+check "resource.local: the 4 MiB kernel is named, the 256 KiB one is not" \
+	test "$(grep -c '\[resource.local\]' "$WORK/err")" -eq 1 -a -n "$(grep 'scratch<1048576>.*4096 KiB.*cudaErrorInvalidValue' "$WORK/err")"
+./local_stack >"$WORK/out" 2>&1
+sed 's/^/# /' "$WORK/out"
+check "resource.local: the 256 KiB kernel launches, the 4 MiB one fails with cudaErrorInvalidValue" \
+	contains "$(cat "$WORK/out")" "^256 KiB: launch cudaSuccess, sync cudaSuccess$" "^4 MiB: launch cudaErrorInvalidValue"
 finish
