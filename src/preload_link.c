@@ -344,7 +344,7 @@ static void explain(const struct failure *f)
 			free(shown);
 		}
 		summary = rtc_log_messages(log);
-		explain_resource_errors(summary, f->target, &text);
+		explain_resource_errors(summary, f->target ? f->target : context_cc(f->jit ? NULL : f->L), &text);
 		summary[strcspn(summary, "\n")] = '\0';
 	} else if (!image_error(f->code, f->jit)) {
 		/* Nothing nvshim can add: not about the code. */
