@@ -83,4 +83,17 @@ for mode in cubin ptx; do
 	check "-$mode -arch=sm_90a: builds as with nvcc, no rewrite" test $? -eq $pst -a $pst -eq 0 -a ! -s "$WORK/err"
 	check "-$mode -arch=sm_90a: nvcc's output" cmp -s plain.$mode shim.$mode
 done
+
+# The GPUs from the driver API when there is no NVML (this machine has none): a test double of
+# libcuda.so.1 (tests/preload/fake_cuda.c) with one sm_90 device, a private cache.
+FAKE=${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}/tests/fakecuda
+if [ -e "$FAKE/libcuda.so.1" ] && ! ldconfig -p 2>/dev/null | grep -q libnvidia-ml.so.1; then
+	out=$(env -u NVSHIM_DEVICES LD_LIBRARY_PATH="$FAKE" FAKE_CUDA_CC=90 NVSHIM_CACHE_DIR="$WORK/drvcache" "$NVSHIM" doctor 2>&1)
+	check "driver API fallback: doctor names the GPU and the source" contains "$out" "^GPUs *: sm_90 (from nvshim-devices (driver API))"
+	env -u NVSHIM_DEVICES LD_LIBRARY_PATH="$FAKE" FAKE_CUDA_CC=90 NVSHIM_CACHE_DIR="$WORK/drvcache" \
+		"$NVSHIM" -c k.cu -o drv.o -gencode arch=compute_80,code=sm_80 2>"$WORK/err"
+	check "driver API fallback: ensure_devices adds the GPU's sm_90" grep -q "added sm_90: no requested target runs on the GPU of compute capability 9.0" "$WORK/err"
+else
+	skip "driver API fallback" "NVML present, or no test libcuda built"
+fi
 finish
