@@ -4,6 +4,9 @@ export LC_ALL=C
 # Each suite runs with nvshim's own environment cleared and a private HOME.
 for v in $(env | sed -n 's/^\(NVSHIM_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 unset NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS
+# The nvcc under test is the first on PATH, so that nvshim, which looks there, finds that one
+# (not a script on PATH that starts some toolkit's nvcc).
+[ -n "${NVCC:-}" ] && [ -x "$NVCC" ] && PATH="$(dirname "$NVCC"):$PATH"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/nvshim-e2e-XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 export HOME="$WORK/home" XDG_CONFIG_HOME="$WORK/home/.config" XDG_CACHE_HOME="$WORK/home/.cache"
