@@ -63,6 +63,8 @@ family fp8_cvt modules.probe "$(elf 89 90)" "$(both 89 90)"
 family tma_cluster modules.scan "$(elf 90)" "$(both 90)"
 family wgmma modules.scan "elf:sm_90a" "elf:sm_90a ptx:sm_90a"
 check "wgmma: sm_90 upgraded, in one note" grep -qx "nvshim warning : wgmma.cu: sm_90 -> sm_90a: wgmma needs sm_90a (line 6) \[modules.scan\]" "$WORK/err_pt_wgmma"
+family setmaxnreg modules.scan "elf:sm_90a" "elf:sm_90a ptx:sm_90a"
+check "setmaxnreg: sm_90 upgraded" grep -q "^nvshim warning : setmaxnreg.cu: sm_90 -> sm_90a: setmaxnreg needs an arch-specific target (sm_90a, ...) (line 7) \[modules.scan\]$" "$WORK/err_pt_setmaxnreg"
 family static_assert modules.probe "$(elf 80 86 89 90)" "$(both 80 86 89 90)"
 check "plain: the object is the one plain nvcc builds" cmp -s <(embedded pt_plain.o) <(embedded plain_plain.o)
 
