@@ -49,16 +49,28 @@ static int has(const struct syms *s, const char *entry)
 	return found;
 }
 
-/* Reads the symbols of a file through a copy of exactly its size (so that the sanitizers see
- * any read past it). Returns elf_symbols' result. */
-static int read_syms(const unsigned char *data, size_t size, struct syms *s, char **why)
+/* A reader run on a copy of exactly `size` bytes (so that the sanitizers see any read past
+ * it), its result `out` cleared first. */
+static int read_exact(const unsigned char *data, size_t size, int (*read)(const void *, size_t, void *, char **),
+		      void *out, size_t out_size, char **why)
 {
 	unsigned char *copy = xmalloc(size ? size : 1);
 	memcpy(copy, data, size);
-	memset(s, 0, sizeof(*s));
-	int rc = elf_symbols(copy, size, collect, s, why);
+	memset(out, 0, out_size);
+	int rc = read(copy, size, out, why);
 	free(copy);
 	return rc;
+}
+
+static int symbols_into(const void *data, size_t size, void *s, char **why)
+{
+	return elf_symbols(data, size, collect, s, why);
+}
+
+/* Reads the symbols of a file. Returns elf_symbols' result. */
+static int read_syms(const unsigned char *data, size_t size, struct syms *s, char **why)
+{
+	return read_exact(data, size, symbols_into, s, sizeof(*s), why);
 }
 
 static struct elf_map map(const char *name)
@@ -469,14 +481,14 @@ static void on_stack(const char *kernel, unsigned sm, unsigned long long stack, 
 		s->len += (size_t)n;
 }
 
+static int stacks_into(const void *data, size_t size, void *s, char **why)
+{
+	return elf_cuda_stacks(data, size, on_stack, s, why);
+}
+
 static int read_stacks(const unsigned char *data, size_t size, struct stacks *s, char **why)
 {
-	unsigned char *copy = xmalloc(size ? size : 1);
-	memcpy(copy, data, size);
-	memset(s, 0, sizeof(*s));
-	int rc = elf_cuda_stacks(copy, size, on_stack, s, why);
-	free(copy);
-	return rc;
+	return read_exact(data, size, stacks_into, s, sizeof(*s), why);
 }
 
 static const char stack_source[] =
@@ -541,26 +553,24 @@ Test(elf, cuda_stacks_damaged)
 	free(test_write(dir, "s.cu", stack_source));
 	sh("'" NVSHIM_TEST_NVCC "' -c s.cu -o s.o -arch=sm_90");
 	struct elf_map m = map("s.o");
-	unsigned char *c = copy_of(&m);
-	/* The fatbin container's magic, then its size: made huge. */
-	unsigned char magic[4] = { 0x50, 0xed, 0x55, 0xba };
-	unsigned char *at = memmem(c, m.size, magic, 4);
-	cr_assert_not_null(at);
-	struct stacks s;
-	char *why = NULL;
-	memset(at + 8, 0x7f, 8);
-	cr_assert_eq(read_stacks(c, m.size, &s, &why), -1);
-	cr_assert(strstr(why, "fatbin container runs past"), "%s", why);
-	free(why);
-	why = NULL;
-	free(c);
-	/* The first image's entry size made huge. */
-	c = copy_of(&m);
-	at = memmem(c, m.size, magic, 4);
-	memset(at + 16 + 8, 0x7f, 8);
-	cr_assert_eq(read_stacks(c, m.size, &s, &why), -1);
-	cr_assert(strstr(why, "fatbin entry runs past"), "%s", why);
-	free(why);
-	free(c);
+	/* After the fatbin container's magic: its size (offset 8), then the first image's entry
+	 * size (16 + 8), made huge. */
+	static const struct {
+		size_t at;
+		const char *says;
+	} cases[] = { { 8, "fatbin container runs past" }, { 16 + 8, "fatbin entry runs past" } };
+	const unsigned char magic[4] = { 0x50, 0xed, 0x55, 0xba };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned char *c = copy_of(&m);
+		unsigned char *at = memmem(c, m.size, magic, 4);
+		cr_assert_not_null(at);
+		memset(at + cases[i].at, 0x7f, 8);
+		struct stacks s;
+		char *why = NULL;
+		cr_assert_eq(read_stacks(c, m.size, &s, &why), -1);
+		cr_assert(strstr(why, cases[i].says), "%s", why);
+		free(why);
+		free(c);
+	}
 	elf_unmap(&m);
 }
