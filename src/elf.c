@@ -549,7 +549,7 @@ static int cubin_stacks(const unsigned char *p, size_t size, unsigned sm, elf_st
 		return fail(why, "not a CUDA image");
 	if (!sm)
 		sm = p[EI_ABIVERSION] >= 8 ? (eh.e_flags >> 8) & 0xff : eh.e_flags & 0xff;
-	Elf64_Shdr sh, symtab = { 0 }, strtab;
+	Elf64_Shdr sh = { 0 }, symtab = { 0 }, strtab = { 0 };
 	struct stack_entry *v = NULL;
 	size_t n = 0, cap = 0;
 	int have_symtab = 0, rc = 0;
@@ -672,7 +672,7 @@ int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, c
 		return -1;
 	if (eh.e_machine == EM_CUDA)
 		return cubin_stacks(p, size, 0, fn, arg, why);
-	Elf64_Shdr sh, names;
+	Elf64_Shdr sh = { 0 }, names = { 0 };
 	uint64_t strndx = eh.e_shstrndx;
 	if (strndx == SHN_XINDEX) {
 		if (read_shdr(p, size, &eh, shnum, 0, &sh, why))

@@ -7,6 +7,11 @@ jobs=$(nproc)
 status=0
 # Older nvcc drivers for tests/e2e/toolkits.sh (skipped if they cannot be fetched).
 bash scripts/fetch-toolkits.sh
+# The quick start's build (Release, -O3) warns where -O2 does not: it must build clean too.
+echo "== quick-start build (Release)"
+cmake -S . -B build-test-o3 -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
+cmake --build build-test-o3 -j"$jobs" 2>&1 | grep -E 'warning|error' && exit 1
+[ ${PIPESTATUS[0]} -eq 0 ] || exit 1
 for variant in release asan; do
 	dir=build-test-$variant
 	flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
