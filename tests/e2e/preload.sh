@@ -225,6 +225,21 @@ check "link_error_string = false: cuGetErrorString as the driver says it" contai
 out=$(FAKE_CUDA_OK=1 run "$T/link_driver" "$S/shared_too_much.cu" 2>"$WORK/err")
 check "a link that works: nothing said" test ! -s "$WORK/err" -a -n "$(grep '^cuLinkComplete 0 ' <<<"$out")"
 
+# --- An allocator that finds malloc with dlsym(RTLD_NEXT) from inside malloc (as jemalloc,
+# tcmalloc and sanitizers do): its dlsym calls go through nvshim's hook, which must not
+# allocate (the allocation would come back into a malloc that is not ready).
+if [ "$PRE" = "$LIB" ]; then
+	LD_PRELOAD="$T/libmalloc_probe.so" "$T/rtc_compile_direct" "$S/coop_groups.cu" -arch=compute_90 >plain.out 2>plain.err
+	LD_PRELOAD="$LIB:$T/libmalloc_probe.so" "$T/rtc_compile_direct" "$S/coop_groups.cu" -arch=compute_90 >shim.out 2>shim.err
+	check "a malloc that resolves itself with dlsym: its dlsym goes through nvshim's hook" sh -c \
+		"LD_DEBUG=bindings LD_PRELOAD='$LIB:$T/libmalloc_probe.so' '$T/rtc_compile_direct' '$S/tiny.cu' -arch=compute_90 2>&1 | grep -q 'libmalloc_probe.so .*to .*libnvshim-preload.so .*symbol .dlsym'"
+	check "a malloc that resolves itself with dlsym: no allocation from nvshim's hook" \
+		test "$(grep '^malloc_probe:' shim.err)" = "$(grep '^malloc_probe:' plain.err)" -a -n "$(grep '^malloc_probe: 0 ' plain.err)"
+	check "a malloc that resolves itself with dlsym: the program is fixed as usual" contains "$(cat shim.out)" "^result 0" "\[nvrtc.include_dirs\]"
+else
+	skip "a malloc that resolves itself with dlsym" "a sanitized build: the sanitizer owns malloc"
+fi
+
 # --- dlsym itself: RTLD_NEXT and RTLD_DEFAULT are still relative to the caller.
 out=$(LD_PRELOAD="$PRE:$T/libnext_lib.so" "$T/next_main" 2>&1)
 check "an interposer after nvshim finds the real getpid with dlsym(RTLD_NEXT)" contains "$out" "^pid ok$"
