@@ -783,14 +783,112 @@ static char *repro_step(const struct replay *r, const struct carried *c, const c
 	return text_close(&s);
 }
 
-/* repro.sh that reruns the whole nvcc command in the original working directory. */
-static char *repro_nvcc(const struct plan *plan, const char *cwd, const char *what)
+/* Is path one of the toolkit's own files (its headers, libdevice, libraries), under root? */
+static int toolkit_file(const char *path, const char *root)
+{
+	if (!root || !under(path, root))
+		return 0;
+	const char *rest = path + strlen(root);
+	if (!strncmp(rest, "/bin/..", 7))
+		rest += 7;
+	return !strncmp(rest, "/targets/", 9) || !strncmp(rest, "/include/", 9) ||
+	       !strncmp(rest, "/nvvm/", 6) || !strncmp(rest, "/lib", 4);
+}
+
+/* The sources of a compile, for a crash of nvcc itself: the files its preprocessed sources
+ * name in their line markers (# N "path"), the sources and headers it read, as absolute paths
+ * (relative ones are the working directory's); the toolkit's and the system's (/usr) are left
+ * to the machine. */
+static void sources_of(const char *ii, const char *cwd, const char *toolkit, struct argv *out)
+{
+	FILE *f = fopen(ii, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	while (f && getline(&line, &cap, f) > 0) {
+		const char *p = line;
+		if (*p++ != '#')
+			continue;
+		while (*p == ' ')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			continue;
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (*p++ != ' ' || *p != '"')
+			continue;
+		const char *end = strchr(p + 1, '"');
+		if (!end || end == p + 1 || p[1] == '<' || memchr(p + 1, '\\', (size_t)(end - p - 1)))
+			continue;
+		char *name = xstrndup(p + 1, (size_t)(end - p - 1));
+		char *abs = name[0] == '/' ? xstrdup(name) : concat(cwd, "/", name, NULL);
+		int seen = !regular_file(abs) || !strncmp(abs, "/usr/", 5) || toolkit_file(abs, toolkit);
+		for (size_t i = 0; i < out->n && !seen; i++)
+			seen = !strcmp(out->v[i], abs);
+		if (!seen)
+			argv_push(out, abs);
+		free(abs);
+		free(name);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+}
+
+/* Copies each of `files` (absolute paths) to tree/<its path> in the bundle. Returns 0 when all
+ * of them are there. */
+static int carry_tree(struct bundle *b, const struct argv *files)
+{
+	int all = 0;
+	for (size_t i = 0; i < files->n; i++) {
+		char *name = concat("tree", files->v[i], NULL);
+		char *path = path_in(b, name);
+		char *slash = strrchr(path, '/');
+		*slash = '\0';
+		if (cache_mkdirs(path) || bundle_copy(b, name, files->v[i]))
+			all = -1;
+		free(path);
+		free(name);
+	}
+	return all;
+}
+
+/* A word of the nvcc command for repro.sh: an absolute path of tree/ (alone, or after an
+ * option: "-I/src/inc", "--include-path=/src/inc") points into the bundle's copy. */
+static void tree_word(char **line, size_t *len, const char *w, const struct argv *tree)
+{
+	const char *slash = strchr(w, '/');
+	size_t at = slash ? (size_t)(slash - w) : 0;
+	int option = slash && (at == 0 || w[at - 1] == '=' || w[0] == '-');
+	for (size_t k = 0; option && k < at; k++)
+		option = isalpha((unsigned char)w[k]) || strchr("-=_", w[k]);
+	for (size_t i = 0; option && i < tree->n; i++) {
+		const char *path = w + at;
+		size_t n = strlen(path);
+		while (n > 1 && path[n - 1] == '/')
+			n--;
+		if (strncmp(tree->v[i], path, n) || (tree->v[i][n] != '\0' && tree->v[i][n] != '/'))
+			continue;
+		char *head = xstrndup(w, at);
+		argv_shell_quote(line, len, head);
+		append_str(line, len, "\"$here/tree\"");
+		argv_shell_quote(line, len, path);
+		free(head);
+		return;
+	}
+	argv_shell_quote(line, len, w);
+}
+
+/* repro.sh that reruns the whole nvcc command: on the bundle's copy of its sources (tree/, in
+ * a copy of the directory it ran in) when it holds them all, else in the original directory. */
+static char *repro_nvcc(const struct plan *plan, const char *cwd, const char *what, const struct argv *tree)
 {
 	struct text s;
 	text_open(&s);
 	repro_header(s.f, what,
-		     "Reruns the nvcc command in the directory it ran in (it needs the sources there), "
-		     "its output going to a temporary directory.");
+		     tree ? "Reruns the nvcc command on the bundle's copy of its sources and headers "
+			    "(tree/), its output going to a temporary directory."
+			  : "Reruns the nvcc command in the directory it ran in (it needs the sources "
+			    "there), its output going to a temporary directory.");
 	fprintf(s.f, "unset NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS\n");
 	for (char **e = environ; *e; e++)
 		if (!strncmp(*e, "NVCC_", 5) || !strncmp(*e, "CUDA_", 5))
@@ -798,7 +896,10 @@ static char *repro_nvcc(const struct plan *plan, const char *cwd, const char *wh
 	char *q = NULL;
 	size_t len = 0;
 	argv_shell_quote(&q, &len, cwd);
-	fprintf(s.f, "cd %s || exit 1\n", q);
+	if (tree)
+		fprintf(s.f, "mkdir -p \"$here/tree\"%s && cd \"$here/tree\"%s || exit 1\n", q, q);
+	else
+		fprintf(s.f, "cd %s || exit 1\n", q);
 	free(q);
 	char *line = NULL;
 	len = 0;
@@ -816,6 +917,8 @@ static char *repro_nvcc(const struct plan *plan, const char *cwd, const char *wh
 			line = next;
 			len = strlen(line);
 			free(name);
+		} else if (tree && k > 0) {
+			tree_word(&line, &len, plan->argv.v[k], tree);
 		} else {
 			argv_shell_quote(&line, &len, plan->argv.v[k]);
 		}
@@ -1029,10 +1132,42 @@ char *crash_bundle(const struct crash_context *ctx, const struct plan *plan, con
 	}
 	for (size_t i = 0; i < pre.n; i++)
 		carry(&b, &car, "preprocessed", pre.v[i]);
+	/* nvcc itself: the sources and headers too, for repro.sh to run it on. */
+	struct argv tree = ARGV_INIT;
+	int whole = 0;
+	if (!fail) {
+		char *real = lrealpath(ctx->nvcc);
+		char *bin = real ? xstrdup(real) : NULL;
+		char *slash = bin ? strrchr(bin, '/') : NULL;
+		if (slash)
+			*slash = '\0';
+		slash = bin ? strrchr(bin, '/') : NULL;
+		if (slash && slash > bin)
+			*slash = '\0';
+		for (size_t i = 0; i < pre.n; i++)
+			sources_of(pre.v[i], cwd, slash && slash > bin ? bin : NULL, &tree);
+		for (size_t i = 0; ctx->inv && i < ctx->inv->nargs; i++) {
+			const struct inv_arg *a = &ctx->inv->args[i];
+			const char *input = ctx->inv->expanded.v[a->pos];
+			if (a->what != ARG_INPUT || !regular_file(input))
+				continue;
+			char *abs = input[0] == '/' ? xstrdup(input) : concat(cwd, "/", input, NULL);
+			int seen = 0;
+			for (size_t k = 0; k < tree.n && !seen; k++)
+				seen = !strcmp(tree.v[k], abs);
+			if (!seen)
+				argv_push(&tree, abs);
+			free(abs);
+		}
+		whole = tree.n && !carry_tree(&b, &tree);
+		free(real);
+		free(bin);
+	}
 	argv_release(&pre);
 
 	/* 5. repro.sh */
-	s = fail ? repro_step(&r, &car, what) : repro_nvcc(plan, cwd, what);
+	s = fail ? repro_step(&r, &car, what) : repro_nvcc(plan, cwd, what, whole ? &tree : NULL);
+	argv_release(&tree);
 	bundle_write(&b, "repro.sh", s, strlen(s), 0700);
 	free(s);
 

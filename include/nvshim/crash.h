@@ -22,12 +22,14 @@
  * The steps before it leave the failing step's inputs (the preprocessed source .ii, the PTX)
  * in the private directory, from where they go into the bundle. Outputs a step would write
  * outside that directory (-o, -MF) are sent into it. When nvcc itself died, or the steps
- * cannot be had, only the preprocessing steps are run and repro.sh reruns the nvcc command in
- * the original working directory.
+ * cannot be had, only the preprocessing steps are run; the sources and headers they name (not
+ * the toolkit's or /usr's) are copied to tree/<absolute path>, and repro.sh reruns the nvcc
+ * command in tree/<working directory> with absolute paths into tree/ rewritten, or in the
+ * original working directory when the copy is incomplete.
  *
  * The bundle: <crash_dir>/<time>-<stage>-<source>-XXXXXX/ (mode 0700) with README.txt,
  * command.txt, environment.txt, versions.txt, config.txt, stderr.txt, dryrun.txt, replay.txt,
- * preprocessed/, inputs/ and repro.sh. Files that would take it over crash_bundle_max_size
+ * preprocessed/, inputs/, tree/ and repro.sh. Files that would take it over crash_bundle_max_size
  * are left out and listed in README.txt; the oldest bundles beyond crash_keep are removed.
  */
 #ifndef NVSHIM_CRASH_H

@@ -104,26 +104,45 @@ cp -r "$B" copy2
 (cd / && sh "$WORK/copy2/repro.sh" >/dev/null 2>&1)
 check "ptxas crash: repro.sh reproduces it" test $? -eq 139
 
-# 3. nvcc itself dies (a stand-in nvcc that answers --dryrun and --version like the real one).
-mkdir -p dies
+# 3. nvcc itself dies (a stand-in nvcc that answers --dryrun and --version like the real one,
+# and dies only where its sources and include directory are: else it exits 66).
+mkdir -p dies src/inc
+printf '#define KVALUE 3\n' >src/inc/kh.h
+printf '#include "kh.h"\n__global__ void kk(float *p) { p[threadIdx.x] = KVALUE; }\n' >src/kk.cu
 cat >dies/nvcc <<SH
 #!/bin/sh
 case " \$* " in *" --dryrun "* | *" --version "*) exec "$NVCC" "\$@" ;; esac
+for a; do
+	case "\$a" in *.cu) [ -f "\$a" ] || exit 66 ;; -I*) [ -f "\${a#-I}/kh.h" ] || exit 66 ;; esac
+done
 kill -SEGV \$\$
 SH
 chmod +x dies/nvcc
-(cd src && "$WORK/dies/nvcc" -c k.cu -arch=sm_80 -o k.o 2>"$WORK/plain.err") 2>/dev/null
+(cd src && "$WORK/dies/nvcc" -c kk.cu -I"$WORK/src/inc" -arch=sm_80 -o kk.o 2>"$WORK/plain.err") 2>/dev/null
 plain=$?
-(cd src && NVSHIM_NVCC="$WORK/dies/nvcc" "$NVSHIM" -c k.cu -arch=sm_80 -o k.o 2>"$WORK/err")
+(cd src && NVSHIM_NVCC="$WORK/dies/nvcc" "$NVSHIM" -c kk.cu -I"$WORK/src/inc" -arch=sm_80 -o kk.o 2>"$WORK/err")
 st=$?
 check "nvcc killed: the exit status is what the shell saw without nvshim ($plain)" test $st -eq $plain -a $st -eq 139
-check "nvcc killed: the line says so" grep -q "^nvshim info    : nvcc itself died of signal 11 (Segmentation fault) compiling k.cu: .*reproducer in " "$WORK/err"
+check "nvcc killed: the line says so" grep -q "^nvshim info    : nvcc itself died of signal 11 (Segmentation fault) compiling kk.cu: .*reproducer in " "$WORK/err"
 B=$(bundle_of "$WORK/err")
-check "nvcc killed: the bundle holds every file and the preprocessed sources" \
-	has_files "$B" "${BUNDLE_FILES[@]}" preprocessed/k.cpp4.ii preprocessed/k.cpp1.ii
+check "nvcc killed: the bundle holds every file, the preprocessed sources, the source and its header" \
+	has_files "$B" "${BUNDLE_FILES[@]}" preprocessed/kk.cpp4.ii preprocessed/kk.cpp1.ii "tree$WORK/src/kk.cu" "tree$WORK/src/inc/kh.h"
+# repro.sh from a copy of the bundle, the sources gone: the same crash, on the bundle's copy.
+cp -r "$B" copy3 && mv src src.away
+(cd / && sh "$WORK/copy3/repro.sh" >/dev/null 2>&1)
+st=$?
+mv src.away src
+check "nvcc killed: repro.sh reproduces it from the bundle alone (status 139)" test $st -eq 139
+check "nvcc killed: repro.sh runs nvcc in the bundle's copy of where it ran, -I rewritten" sh -c \
+	"grep -q '^mkdir -p \"\$here/tree\"$WORK/src && cd \"\$here/tree\"$WORK/src ' '$B/repro.sh' && grep -q -- '-I\"\$here/tree\"$WORK/src/inc' '$B/repro.sh'"
+# A header too big for the bundle: repro.sh reruns nvcc where it ran.
+cp src/inc/kh.h kh.h.orig && head -c 200000 /dev/zero | tr '\0' ' ' >>src/inc/kh.h
+(cd src && NVSHIM_CRASH_BUNDLE_MAX_SIZE=100000 NVSHIM_NVCC="$WORK/dies/nvcc" "$NVSHIM" -c kk.cu -I"$WORK/src/inc" -arch=sm_80 -o kk.o 2>"$WORK/err")
+B=$(bundle_of "$WORK/err")
+mv kh.h.orig src/inc/kh.h
 (cd / && sh "$B/repro.sh" >/dev/null 2>&1)
-check "nvcc killed: repro.sh reproduces it" test $? -eq 139
-check "nvcc killed: repro.sh reruns nvcc where it ran" grep -q "^cd $WORK/src " "$B/repro.sh"
+check "nvcc killed, sources left out: repro.sh reruns nvcc where it ran, and reproduces it" \
+	test $? -eq 139 -a -n "$(grep "^cd $WORK/src " "$B/repro.sh")"
 
 # 4. nvcc names the stage, as it does when /bin/sh is bash: the last cicc step is the one.
 mkdir -p names
