@@ -99,7 +99,8 @@ const struct config_item config_items[] = {
 	ITEM(explain_resources, CONF_BOOL, 0, NULL,
 	     "When ptxas or cicc rejects a kernel for asking too much (shared memory, registers, "
 	     "local memory, constant memory, parameter space), explain it: the kernel, the value, "
-	     "the limit, the target and the usual remedy."),
+	     "the limit, the target and the usual remedy; so does a kernel that builds but whose "
+	     "stack no launch accepts, and the preload library for NVRTC and JIT link logs."),
 	ITEM(gates_file, CONF_PATH, 0, NULL,
 	     "The table of known-bad combinations (toolkit gates) checked before nvcc runs. Empty: "
 	     "<prefix>/etc/nvshim/gates.ini, else the table built into nvshim."),
