@@ -3,8 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libiberty.h>
+
+#include "nvshim/cache.h"
 
 #define SEP HC_SEPARATE
 #define JOIN HC_JOINED
@@ -119,26 +122,48 @@ static enum input_kind kind_of(const char *path, const char *language)
 	return invocation_input_kind(path, language);
 }
 
+#define RESPONSE_DEPTH 16      /* nested @files */
+#define RESPONSE_FILES_MAX 256 /* @files read for one command line */
+
+/* The arguments with @file response files expanded as gcc reads them (quoted as libiberty's
+ * buildargv() reads them, nested ones too): regular files only, RESPONSE_DEPTH deep and
+ * RESPONSE_FILES_MAX files at most. Anything else (a directory, a missing file, one too many)
+ * stays as written, for the real compiler to judge: libiberty's expandargv() would end the
+ * process on "@dir". */
+static void expand_responses(struct argv *out, char *const *args, size_t n, int depth, size_t *files)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *a = args[i];
+		struct stat sb;
+		char *text = NULL;
+		if (a[0] == '@' && a[1] && depth < RESPONSE_DEPTH && *files < RESPONSE_FILES_MAX &&
+		    !stat(a + 1, &sb) && S_ISREG(sb.st_mode))
+			text = cache_read(a + 1);
+		if (!text) {
+			argv_push(out, a);
+			continue;
+		}
+		(*files)++;
+		char **v = *text ? buildargv(text) : NULL;
+		size_t vn = 0;
+		while (v && v[vn])
+			vn++;
+		expand_responses(out, v, vn, depth + 1, files);
+		freeargv(v);
+		free(text);
+	}
+}
+
 void hostcc_parse(struct hostcc *hc, char *const *args, size_t n)
 {
-	int ac = (int)n + 1;
-	char **av = XNEWVEC(char *, n + 2);
-	char **orig = av;
 	const char *language = NULL;
 	int compile = 0, assemble = 0, preprocess = 0, deps_only = 0, info = 0;
+	size_t files = 0;
 
 	memset(hc, 0, sizeof(*hc));
 	argv_init(&hc->args);
-	av[0] = (char *)"cc";
-	for (size_t i = 0; i < n; i++)
-		av[i + 1] = args[i];
-	av[n + 1] = NULL;
-	expandargv(&ac, &av);
-	hc->expanded = av != orig;
-	argv_pushn(&hc->args, av + 1, (size_t)ac - 1);
-	if (hc->expanded)
-		freeargv(av);
-	free(orig);
+	expand_responses(&hc->args, args, n, 0, &files);
+	hc->expanded = files > 0;
 
 	hc->v = XNEWVEC(struct hostcc_arg, hc->args.n ? hc->args.n : 1);
 	for (size_t i = 0; i < hc->args.n; i++) {

@@ -232,6 +232,35 @@ Test(hostcc, response_files)
 	cr_assert_eq(hc.mode, HOSTCC_COMPILE);
 	cr_assert_str_eq(hc.output, "k.o");
 	hostcc_release(&hc);
+	/* Nested; one that names itself stops at the depth limit; a directory and a missing file
+	 * stay as written (libiberty's expandargv() would end the process on the directory). */
+	char *outer = test_write(dir, "outer.rsp", "-O2 @args.rsp\n");
+	char *self = test_write(dir, "self.rsp", "-g @self.rsp\n");
+	char *at_outer = concat("@", outer, NULL), *at_self = concat("@", self, NULL);
+	char *at_dir = concat("@", dir, NULL), *at_none = concat("@", dir, "/none.rsp", NULL);
+	char *cwd = getcwd(NULL, 0);
+	cr_assert_eq(chdir(dir), 0);
+	char *more[] = { at_outer, at_self, at_dir, at_none, NULL };
+	hostcc_parse(&hc, more, 4);
+	cr_assert(chdir(cwd) == 0);
+	cr_assert(hc.expanded);
+	cr_assert_eq(hc.ncuda, 1);
+	cr_assert_str_eq(hc.args.v[0], "-O2");
+	cr_assert_str_eq(hc.args.v[1], "-fPIC");
+	size_t g = 0;
+	for (size_t i = 0; i < hc.args.n; i++)
+		g += !strcmp(hc.args.v[i], "-g");
+	cr_assert_eq(g, 16, "%zu", g);
+	cr_assert_str_eq(hc.args.v[hc.args.n - 2], at_dir);
+	cr_assert_str_eq(hc.args.v[hc.args.n - 1], at_none);
+	hostcc_release(&hc);
+	free(cwd);
+	free(at_outer);
+	free(at_self);
+	free(at_dir);
+	free(at_none);
+	free(outer);
+	free(self);
 	free(line);
 	free(rsp);
 	test_rmtree(dir);

@@ -1,0 +1,33 @@
+/* A gcc-style command line as CC/CXX mode reads it (arguments separated by NUL bytes): the
+ * classification, then the nvcc line it becomes when it has CUDA inputs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <libiberty.h>
+
+#include "fuzz.h"
+#include "nvshim/argv.h"
+#include "nvshim/hostcc.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct argv args = ARGV_INIT;
+	for (size_t at = 0; at < size;) {
+		const uint8_t *nul = memchr(data + at, 0, size - at);
+		size_t len = nul ? (size_t)(nul - data) - at : size - at;
+		argv_push_owned(&args, xstrndup((const char *)data + at, len));
+		at += len + 1;
+	}
+	struct hostcc hc;
+	hostcc_parse(&hc, args.v, args.n);
+	hostcc_mode_name(hc.mode);
+	if (hc.ncuda) {
+		struct argv out = ARGV_INIT, notes = ARGV_INIT;
+		hostcc_translate(&hc, "/usr/bin/g++", &out, &notes);
+		argv_release(&out);
+		argv_release(&notes);
+	}
+	hostcc_release(&hc);
+	argv_release(&args);
+	return 0;
+}
