@@ -17,4 +17,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 /* The input as a NUL-terminated string (xmalloc'ed). */
 char *fuzz_string(const uint8_t *data, size_t size);
 
+/* The input as arguments separated by NUL bytes, pushed onto out. */
+struct argv;
+void fuzz_args(const uint8_t *data, size_t size, struct argv *out);
+
 #endif

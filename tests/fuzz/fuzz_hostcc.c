@@ -12,12 +12,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct argv args = ARGV_INIT;
-	for (size_t at = 0; at < size;) {
-		const uint8_t *nul = memchr(data + at, 0, size - at);
-		size_t len = nul ? (size_t)(nul - data) - at : size - at;
-		argv_push_owned(&args, xstrndup((const char *)data + at, len));
-		at += len + 1;
-	}
+	fuzz_args(data, size, &args);
 	struct hostcc hc;
 	hostcc_parse(&hc, args.v, args.n);
 	hostcc_mode_name(hc.mode);

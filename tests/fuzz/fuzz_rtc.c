@@ -11,12 +11,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct argv opts = ARGV_INIT;
-	for (size_t at = 0; at < size;) {
-		const uint8_t *nul = memchr(data + at, 0, size - at);
-		size_t len = nul ? (size_t)(nul - data) - at : size - at;
-		argv_push_owned(&opts, xstrndup((const char *)data + at, len));
-		at += len + 1;
-	}
+	fuzz_args(data, size, &opts);
 	int n = (int)opts.n;
 	const char *const *v = (const char *const *)opts.v;
 	struct rtc_options o;
