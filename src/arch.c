@@ -114,6 +114,16 @@ void arch_list_release(struct arch_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
+int arch_list_equal(const struct arch_list *a, const struct arch_list *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (!arch_equal(&a->v[i].virt, &b->v[i].virt) || !arch_equal(&a->v[i].code, &b->v[i].code))
+			return 0;
+	return 1;
+}
+
 void arch_list_add(struct arch_list *l, const struct target *t)
 {
 	for (size_t i = 0; i < l->n; i++)

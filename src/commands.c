@@ -318,6 +318,18 @@ static void print_notes(const struct plan *plan)
  * undefined driver symbol (rule link.retry); a watched compile (`watch`, crash.h) goes to
  * crash_after_run(), which passes the stderr on and explains crashes and resource errors;
  * otherwise the stderr is passed on unchanged. */
+/* After nvcc ran: the log line (log_file), and the exit status (1 when strict made a warning
+ * an error). */
+static int ran(const struct session *s, const struct plan *plan, const struct argv *argv_in, int status)
+{
+	if (s->cfg.log_file && *s->cfg.log_file) {
+		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &plan->notes, status,
+					   runner_now_ms() - s->start_ms };
+		logfile_write(s->cfg.log_file, &e);
+	}
+	return status == 0 && diag_strict_errors() ? 1 : status;
+}
+
 static int execute(struct session *s, struct plan *plan, const struct argv *argv_in,
 		   const struct argv *retry, const struct crash_context *watch)
 {
@@ -353,15 +365,7 @@ static int execute(struct session *s, struct plan *plan, const struct argv *argv
 		runner_run(plan->tool, &plan->argv, &res);
 	}
 
-	if (log) {
-		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &plan->notes, res.status,
-					   runner_now_ms() - s->start_ms };
-		logfile_write(s->cfg.log_file, &e);
-	}
-	int status = res.status;
-	if (status == 0 && diag_strict_errors())
-		status = 1;
-	return status;
+	return ran(s, plan, argv_in, res.status);
 }
 
 /* Runs what the modules pass planned: compiles with stderr held, a probe on an
@@ -421,15 +425,7 @@ static int execute_modules(struct session *s, struct plan *plan, struct passes *
 		watch_modules(ps, watch);
 		modules_run(&ps->mp, plan, &ps->mctx, 0, &link->retry, &res);
 	}
-	if (s->cfg.log_file && *s->cfg.log_file) {
-		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &plan->notes, res.status,
-					   runner_now_ms() - s->start_ms };
-		logfile_write(s->cfg.log_file, &e);
-	}
-	int status = res.status;
-	if (status == 0 && diag_strict_errors())
-		status = 1;
-	return status;
+	return ran(s, plan, argv_in, res.status);
 }
 
 /* Puts the launcher setting's program in front of nvcc when this invocation compiles. Returns 0,

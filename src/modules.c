@@ -493,16 +493,6 @@ int modules_source_impossible(const struct modules_plan *mp, size_t i, const str
 	return !kept;
 }
 
-static int same_list(const struct arch_list *a, const struct arch_list *b)
-{
-	if (a->n != b->n)
-		return 0;
-	for (size_t i = 0; i < a->n; i++)
-		if (!arch_equal(&a->v[i].virt, &b->v[i].virt) || !arch_equal(&a->v[i].code, &b->v[i].code))
-			return 0;
-	return 1;
-}
-
 static int same_argv(const struct argv *a, const struct argv *b) { return argv_equal(a, b); }
 
 /* Whether every element the commands must change is on the command line itself (else the
@@ -531,7 +521,7 @@ static void build_command(const struct invocation *inv, const char *nvcc, const 
 {
 	int inline_all = !all_in_argv(inv);
 	/* the user's own spelling of the targets when the list is theirs */
-	int keep_targets = !inline_all && same_list(list, &mp->requested);
+	int keep_targets = !inline_all && arch_list_equal(list, &mp->requested);
 	size_t n = inline_all ? inv->expanded.n : inv->argv.n;
 	enum role *role = XCNEWVEC(enum role, n + 1);
 	for (size_t i = 0; i < inv->nargs; i++) {
@@ -701,11 +691,11 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 		arch_list_to_args(&s->list, &args);
 		char *line = argv_to_shell(&args);
 		argv_pushf(&mp->explain, "%s: %s%s", s->path, line,
-			   same_list(&s->list, &mp->requested) && !s->flags.n ? " (as requested)" : "");
+			   arch_list_equal(&s->list, &mp->requested) && !s->flags.n ? " (as requested)" : "");
 		free(line);
 		argv_release(&args);
 		/* A GPU of this machine that loses its code. */
-		if (!same_list(&s->list, &mp->requested) && ctx->devices) {
+		if (!arch_list_equal(&s->list, &mp->requested) && ctx->devices) {
 			if (!devs)
 				devs = ctx->devices(ctx->devices_arg);
 			for (size_t d = 0; devs && d < devs->n; d++) {
@@ -718,7 +708,7 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 		}
 		s->group = -1;
 		for (size_t g = 0; g < mp->ngroups; g++)
-			if (same_list(&mp->groups[g].list, &s->list) && same_argv(&mp->groups[g].flags, &s->flags))
+			if (arch_list_equal(&mp->groups[g].list, &s->list) && same_argv(&mp->groups[g].flags, &s->flags))
 				s->group = (int)g;
 		if (s->group < 0) {
 			mp->groups = XRESIZEVEC(struct modules_group, mp->groups, mp->ngroups + 1);
@@ -736,7 +726,7 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 
 	if (mp->ngroups == 1) {
 		struct modules_group *g = &mp->groups[0];
-		if (same_list(&g->list, &mp->requested) && !g->flags.n)
+		if (arch_list_equal(&g->list, &mp->requested) && !g->flags.n)
 			goto out;
 		build_command(inv, plan->argv.v[0], mp, &g->list, &g->flags, NULL, NULL, &g->argv);
 		argv_release(&plan->argv);

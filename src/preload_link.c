@@ -600,6 +600,40 @@ static void load_failed(struct preload_lib *L, const char *call, int code, const
 	explain(&f);
 }
 
+/* A loader's JIT options, with a log buffer of nvshim's added when the caller gave none. */
+struct loader_log {
+	int *opts;
+	void **vals;
+	char *log, *caller_log;
+	size_t caller_log_size;
+	unsigned target;
+	int added;
+};
+
+static void loader_log_begin(struct loader_log *j, unsigned n, int *options, void **values)
+{
+	j->target = 0;
+	j->added = with_log(n, options, values, &j->opts, &j->vals, &j->log, &j->caller_log,
+			    &j->caller_log_size, &j->target);
+}
+
+/* After the load: the caller's output values brought up to date, a failure explained, nvshim's
+ * copies freed. */
+static void loader_log_end(struct loader_log *j, struct preload_lib *L, const char *call, int r,
+			   const void *image, unsigned n, const int *options, void **values)
+{
+	if (j->added)
+		sync_values(n, options, values, j->vals);
+	if (r != PL_CUDA_SUCCESS)
+		load_failed(L, call, r, image, j->added ? j->log : j->caller_log, !j->added, j->caller_log,
+			    j->caller_log_size, j->target);
+	if (j->added) {
+		free(j->opts);
+		free(j->vals);
+		free(j->log);
+	}
+}
+
 int preload_cuModuleLoadData(struct preload_lib *L, int fn, void **module, const void *image)
 {
 	preload_explain_clear();
@@ -634,23 +668,10 @@ int preload_cuModuleLoadDataEx(struct preload_lib *L, int fn, void **module, con
 	preload_explain_clear();
 	if (!diagnosing(L))
 		return real(module, image, n, options, values);
-	int *opts;
-	void **vals;
-	char *log, *caller_log;
-	size_t caller_log_size;
-	unsigned target = 0;
-	int added = with_log(n, options, values, &opts, &vals, &log, &caller_log, &caller_log_size, &target);
-	int r = real(module, image, added ? n + 2 : n, opts, vals);
-	if (added)
-		sync_values(n, options, values, vals);
-	if (r != PL_CUDA_SUCCESS)
-		load_failed(L, "cuModuleLoadDataEx", r, image, added ? log : caller_log, !added, caller_log,
-			    caller_log_size, target);
-	if (added) {
-		free(opts);
-		free(vals);
-		free(log);
-	}
+	struct loader_log j;
+	loader_log_begin(&j, n, options, values);
+	int r = real(module, image, j.added ? n + 2 : n, j.opts, j.vals);
+	loader_log_end(&j, L, "cuModuleLoadDataEx", r, image, n, options, values);
 	return r;
 }
 
@@ -661,23 +682,10 @@ int preload_cuLibraryLoadData(struct preload_lib *L, int fn, void **library, con
 	preload_explain_clear();
 	if (!diagnosing(L))
 		return real(library, code, jit_options, jit_values, njit, lib_options, lib_values, nlib);
-	int *opts;
-	void **vals;
-	char *log, *caller_log;
-	size_t caller_log_size;
-	unsigned target = 0;
-	int added = with_log(njit, jit_options, jit_values, &opts, &vals, &log, &caller_log, &caller_log_size, &target);
-	int r = real(library, code, opts, vals, added ? njit + 2 : njit, lib_options, lib_values, nlib);
-	if (added)
-		sync_values(njit, jit_options, jit_values, vals);
-	if (r != PL_CUDA_SUCCESS)
-		load_failed(L, "cuLibraryLoadData", r, code, added ? log : caller_log, !added, caller_log,
-			    caller_log_size, target);
-	if (added) {
-		free(opts);
-		free(vals);
-		free(log);
-	}
+	struct loader_log j;
+	loader_log_begin(&j, njit, jit_options, jit_values);
+	int r = real(library, code, j.opts, j.vals, j.added ? njit + 2 : njit, lib_options, lib_values, nlib);
+	loader_log_end(&j, L, "cuLibraryLoadData", r, code, njit, jit_options, jit_values);
 	return r;
 }
 

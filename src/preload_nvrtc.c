@@ -247,6 +247,20 @@ static char *first_error(const char *log)
 	return msgs;
 }
 
+/* A retry: compiles prog with `next`, which becomes the options in use (*use, *cur_n, *cur);
+ * the program's label is looked up for the note. Returns NVRTC's result. */
+static int compile_again(compile_fn compile, void *prog, const struct argv *next, struct argv *use,
+			 int *cur_n, const char *const **cur, char **label)
+{
+	int r = compile(prog, (int)next->n, (const char *const *)next->v);
+	argv_copy(use, next);
+	*cur_n = (int)use->n;
+	*cur = (const char *const *)use->v;
+	if (!*label)
+		*label = label_of(prog);
+	return r;
+}
+
 /* ptxas's resource errors in a failed program's log (a compile to SASS: -arch=sm_NN), each
  * explained as nvcc mode explains them. */
 static void resource_notes(struct preload_lib *L, void *prog, int n, const char *const *options,
@@ -338,13 +352,8 @@ int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n
 				added = more;
 			}
 			if (added) {
-				r = compile(prog, (int)next.n, (const char *const *)next.v);
+				r = compile_again(compile, prog, &next, &use, &cur_n, &cur, &label);
 				retried = 1;
-				argv_copy(&use, &next);
-				cur_n = (int)use.n;
-				cur = (const char *const *)use.v;
-				if (!label)
-					label = label_of(prog);
 				free(log);
 				log = r == PL_NVRTC_SUCCESS ? NULL : real_log(L, prog);
 				char *still = log ? rtc_log_missing_header(log) : NULL;
@@ -391,13 +400,8 @@ int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n
 				char *was = arch_name(&from), *name = arch_name(&to);
 				argv_release(&next);
 				rtc_options_with_arch(&next, cur_n, cur, name);
-				r = compile(prog, (int)next.n, (const char *const *)next.v);
+				r = compile_again(compile, prog, &next, &use, &cur_n, &cur, &label);
 				retried = 1;
-				argv_copy(&use, &next);
-				cur_n = (int)use.n;
-				cur = (const char *const *)use.v;
-				if (!label)
-					label = label_of(prog);
 				char *why = first_error(f.line);
 				char *again = NULL;
 				if (r != PL_NVRTC_SUCCESS) {

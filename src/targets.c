@@ -163,16 +163,6 @@ static void drop_unsupported(struct arch_list *l, const struct toolkit *tk, stru
 	*l = out;
 }
 
-static int same_list(const struct arch_list *a, const struct arch_list *b)
-{
-	if (a->n != b->n)
-		return 0;
-	for (size_t i = 0; i < a->n; i++)
-		if (!arch_equal(&a->v[i].virt, &b->v[i].virt) || !arch_equal(&a->v[i].code, &b->v[i].code))
-			return 0;
-	return 1;
-}
-
 static const char *devices_source(const struct devices *d) { return d && d->source ? d->source : "none"; }
 
 int targets_pass(const struct invocation *inv, const struct targets_context *ctx, struct plan *plan,
@@ -338,7 +328,7 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 		}
 	}
 
-	if (req.given && !req.native && same_list(&out, &req))
+	if (req.given && !req.native && arch_list_equal(&out, &req))
 		goto done;
 
 	/* Replace the target options where the first one stood. */

@@ -63,6 +63,8 @@ void arch_list_init(struct arch_list *l);
 void arch_list_release(struct arch_list *l);
 /* Adds a pair unless it is there already; keeps the order of first appearance. */
 void arch_list_add(struct arch_list *l, const struct target *t);
+/* 1 if a and b hold the same targets in the same order. */
+int arch_list_equal(const struct arch_list *a, const struct arch_list *b);
 
 /* Parses one -gencode value, keyword=value items in any order: "arch=compute_80,code=sm_80",
  * "arch=compute_90,code=[sm_90,compute_90]", "arch=compute_86,code=\"sm_86,compute_86\"" (the
