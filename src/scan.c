@@ -1,6 +1,7 @@
 #include "nvshim/scan.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -1164,7 +1165,7 @@ static struct val primary(struct ev *e)
 		struct val v = primary(e);
 		if (!v.known)
 			return v;
-		return (struct val){ 1, *q == '-' ? -v.v : *q == '~' ? ~v.v : v.v };
+		return (struct val){ 1, *q == '-' ? (long long)(0 - (unsigned long long)v.v) : *q == '~' ? ~v.v : v.v };
 	}
 	if (isdigit((unsigned char)*q)) {
 		char *endp;
@@ -1266,6 +1267,8 @@ static struct val binary(struct ev *e, int min_prec)
 		} else if (lhs.known && rhs.known) {
 			long long a = lhs.v, b = rhs.v;
 			r.known = 1;
+			/* Wrapping, as the preprocessor's own arithmetic does (no signed overflow). */
+			unsigned long long ua = (unsigned long long)a, ub = (unsigned long long)b;
 			if (!strcmp(op, "|")) r.v = a | b;
 			else if (!strcmp(op, "^")) r.v = a ^ b;
 			else if (!strcmp(op, "&")) r.v = a & b;
@@ -1275,12 +1278,13 @@ static struct val binary(struct ev *e, int min_prec)
 			else if (!strcmp(op, ">=")) r.v = a >= b;
 			else if (!strcmp(op, "<")) r.v = a < b;
 			else if (!strcmp(op, ">")) r.v = a > b;
-			else if (!strcmp(op, "<<")) r.v = b >= 0 && b < 63 ? a << b : 0;
+			else if (!strcmp(op, "<<")) r.v = b >= 0 && b < 63 ? (long long)(ua << b) : 0;
 			else if (!strcmp(op, ">>")) r.v = b >= 0 && b < 63 ? a >> b : 0;
-			else if (!strcmp(op, "+")) r.v = a + b;
-			else if (!strcmp(op, "-")) r.v = a - b;
-			else if (!strcmp(op, "*")) r.v = a * b;
-			else if ((!strcmp(op, "/") || !strcmp(op, "%")) && b) r.v = op[0] == '/' ? a / b : a % b;
+			else if (!strcmp(op, "+")) r.v = (long long)(ua + ub);
+			else if (!strcmp(op, "-")) r.v = (long long)(ua - ub);
+			else if (!strcmp(op, "*")) r.v = (long long)(ua * ub);
+			else if ((!strcmp(op, "/") || !strcmp(op, "%")) && b && !(a == LLONG_MIN && b == -1))
+				r.v = op[0] == '/' ? a / b : a % b;
 			else r.known = 0;
 		}
 		lhs = r;

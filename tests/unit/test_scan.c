@@ -309,6 +309,10 @@ Test(scan, conditions)
 	cr_assert_eq(scan_eval("__CUDA_ARCH__ >= 800", &a75, NULL), 0);
 	cr_assert_eq(scan_eval("__CUDA_ARCH__ >= 800", NULL, NULL), 0);
 	cr_assert_eq(scan_eval("!defined(__CUDA_ARCH__)", NULL, NULL), 1);
+	/* Arithmetic wraps as the preprocessor's does: no signed overflow (found by fuzz_scan). */
+	cr_assert_eq(scan_eval("(-901 << 2) == -3604", NULL, NULL), 1);
+	cr_assert_eq(scan_eval("9223372036854775807 + 1 < 0", NULL, NULL), 1);
+	cr_assert_eq(scan_eval("-9223372036854775807 - 1 < 0", NULL, NULL), 1);
 	cr_assert_eq(scan_eval("defined(__CUDA_ARCH_FEAT_SM90_ALL)", &a90a, NULL), 1);
 	cr_assert_eq(scan_eval("defined(__CUDA_ARCH_FEAT_SM100_ALL)", &a90a, NULL), 0);
 	cr_assert_eq(scan_eval("__CUDA_ARCH_FAMILY_SPECIFIC__ == 1000", &a100f, NULL), 1);
