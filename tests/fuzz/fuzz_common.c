@@ -4,7 +4,7 @@
 
 #include <libiberty.h>
 
-#include "nvshim/argv.h"
+#include "core/argv.h"
 
 char *fuzz_string(const uint8_t *data, size_t size)
 {

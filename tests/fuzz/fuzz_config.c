@@ -6,8 +6,8 @@
 #include <libiberty.h>
 
 #include "fuzz.h"
-#include "nvshim/config.h"
-#include "nvshim/diag.h"
+#include "core/config.h"
+#include "core/diag.h"
 
 static const char *no_env(const char *name)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "nvshim/elf.h"
+#include "core/elf.h"
 
 static void count(const char *name, int defined, int weak, void *arg)
 {

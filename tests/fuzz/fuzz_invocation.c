@@ -9,13 +9,13 @@
 #include <libiberty.h>
 
 #include "fuzz.h"
-#include "nvshim/config.h"
-#include "nvshim/devices.h"
-#include "nvshim/diag.h"
-#include "nvshim/invocation.h"
-#include "nvshim/plan.h"
-#include "nvshim/targets.h"
-#include "nvshim/toolkit.h"
+#include "core/config.h"
+#include "core/devices.h"
+#include "core/diag.h"
+#include "core/invocation.h"
+#include "core/plan.h"
+#include "passes/targets.h"
+#include "core/toolkit.h"
 
 static char *file;
 static struct toolkit tk;

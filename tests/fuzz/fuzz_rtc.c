@@ -6,7 +6,7 @@
 #include <libiberty.h>
 
 #include "fuzz.h"
-#include "nvshim/rtc.h"
+#include "preload/rtc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

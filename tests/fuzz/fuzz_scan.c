@@ -7,9 +7,9 @@
 #include <libiberty.h>
 
 #include "fuzz.h"
-#include "nvshim/arch.h"
-#include "nvshim/argv.h"
-#include "nvshim/scan.h"
+#include "core/arch.h"
+#include "core/argv.h"
+#include "passes/scan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "nvshim/arch.h"
+#include "core/arch.h"
 
 Test(arch, parse_and_format_round_trip)
 {

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "helpers.h"
-#include "nvshim/crash.h"
+#include "diagnose/crash.h"
 
 static int detect(int status, int sig, const char *err, struct crash *c)
 {

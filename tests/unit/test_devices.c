@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "helpers.h"
-#include "nvshim/devices.h"
+#include "core/devices.h"
 
 Test(devices, parse_forms)
 {

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "nvshim/diagnose.h"
-#include "nvshim/runner.h"
+#include "diagnose/diagnose.h"
+#include "core/runner.h"
 
 /* Captured from nvcc 13.0.88 (and ptxas 12.9.86, which prints the same shapes). */
 static const char ptxas_min[] =

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "nvshim/gates.h"
+#include "passes/gates.h"
 
 Test(gates, the_shipped_table)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "nvshim/link.h"
+#include "passes/link.h"
 
 /* The link pass on objects, archives and shared objects made by the machine's cc and ar at
  * test time, and the detection of an undefined driver symbol on real linkers' stderr. */

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "nvshim/locate.h"
+#include "core/locate.h"
 
 
 static char *dir;

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "nvshim/diag.h"
-#include "nvshim/logfile.h"
+#include "core/diag.h"
+#include "core/logfile.h"
 
 Test(logfile, json_strings_are_escaped)
 {

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "nvshim/modules.h"
+#include "passes/modules.h"
 
 /* nvcc 13.0's accepted targets, as its --help lists them (a subset). */
 static const char *const nvcc13[] = {

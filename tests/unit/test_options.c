@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "nvshim/options.h"
+#include "core/options.h"
 
 Test(options, table_is_sorted_and_unique)
 {

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "nvshim/plan.h"
-#include "nvshim/runner.h"
+#include "core/plan.h"
+#include "core/runner.h"
 
 Test(plan, short_command_lines_are_left_alone)
 {

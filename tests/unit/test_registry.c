@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nvshim/registry.h"
+#include "preload/registry.h"
 
 static void fresh(void)
 {

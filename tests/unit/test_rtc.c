@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nvshim/rtc.h"
+#include "preload/rtc.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

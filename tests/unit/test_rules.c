@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "nvshim/rules.h"
+#include "core/rules.h"
 
 Test(rules, globs)
 {

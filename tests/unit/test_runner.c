@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "nvshim/runner.h"
+#include "core/runner.h"
 
 static int run_sh(const char *script, struct run_result *res)
 {

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "nvshim/runner.h"
-#include "nvshim/scan.h"
+#include "core/runner.h"
+#include "passes/scan.h"
 
 #include <sys/stat.h>
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "nvshim/steps.h"
+#include "core/steps.h"
 
 static void load(struct steps *s, const char *name)
 {

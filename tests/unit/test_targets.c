@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "nvshim/targets.h"
+#include "passes/targets.h"
 
 /* nvcc 13.0's accepted targets, as its --help lists them. */
 static const char *const nvcc13[] = {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nvshim/toolkit.h"
+#include "core/toolkit.h"
 
 Test(toolkit, parses_the_banner)
 {

@@ -1,0 +1,30 @@
+/* commands: what the nvshim executable does, by the name it runs under and its first word.
+ *
+ *   nvcc ARGS... (any name but nvshim)   act as nvcc (modes/nvcc.h)
+ *   nvshim NVCC-ARGS...                  act as nvcc (also `nvshim nvcc ARGS...`)
+ *   nvshim help [--man] | version | config | explain ARGS... | doctor | env | fingerprint
+ *   nvcc --nvshim-fingerprint            `nvshim fingerprint` under any name (for ccache)
+ *   cc, c++, gcc, g++, clang, clang++ ARGS...  (by name, or `nvshim cc ARGS...`)
+ *                                        act as the host compiler (modes/cc.h)
+ *   nvshim run [--nvshim-<setting>=<value>...] -- CMD ARGS...   CMD with libnvshim-preload.so
+ *
+ * nvshim's own commands are bare words, so they never collide with nvcc's options; a file
+ * named like a command can be compiled with `nvshim nvcc FILE`. Each command is a file of this
+ * folder, `cmd_<name>(n, args)` with the arguments after its word, returning the exit status.
+ */
+#ifndef NVSHIM_COMMANDS_H
+#define NVSHIM_COMMANDS_H
+
+/* The whole program: returns the exit status. */
+int commands_main(int argc, char **argv);
+
+int cmd_config(int n, char **args);      /* config.c */
+int cmd_doctor(int n, char **args);      /* doctor.c */
+int cmd_env(int n, char **args);         /* env.c */
+int cmd_explain(int n, char **args);     /* explain.c */
+int cmd_fingerprint(int n, char **args); /* fingerprint.c */
+int cmd_help(int n, char **args);        /* help.c (and the man page) */
+int cmd_run(int n, char **args);         /* run.c */
+int cmd_version(int n, char **args);     /* version.c */
+
+#endif

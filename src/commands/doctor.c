@@ -1,0 +1,193 @@
+#include "commands/commands.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libiberty.h>
+
+#include "core/arch.h"
+#include "core/diag.h"
+#include "core/launcher.h"
+#include "core/toolkit.h"
+#include "modes/session.h"
+
+#ifndef NVSHIM_VERSION
+#define NVSHIM_VERSION "0"
+#endif
+
+/* Problems found so far. */
+static int problems;
+
+static void doctor_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void doctor_problem(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("  problem: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	problems++;
+}
+
+static void doctor_cache_dir(const char *dir)
+{
+	struct stat sb;
+	if (stat(dir, &sb)) {
+		printf("cache_dir : %s (not created yet)\n", dir);
+		return;
+	}
+	printf("cache_dir : %s\n", dir);
+	if (!S_ISDIR(sb.st_mode))
+		doctor_problem("cache_dir %s is not a directory", dir);
+	else if (access(dir, W_OK))
+		doctor_problem("cache_dir %s is not writable", dir);
+	else if (sb.st_uid != getuid())
+		doctor_problem("cache_dir %s belongs to another user", dir);
+	else if (sb.st_mode & S_IWOTH)
+		doctor_problem("cache_dir %s is writable by everyone", dir);
+}
+
+/* Every nvcc on PATH, to show which one nvshim skips and which one a build would find. */
+static void doctor_path(const struct self *self, const char *chosen)
+{
+	const char *p = getenv("PATH");
+	int index = 0;
+	printf("nvcc on PATH:\n");
+	while (p) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		char *dir = len ? xstrndup(p, len) : xstrdup(".");
+		char *cand = concat(dir, "/nvcc", NULL);
+		int is_self;
+		if (locate_is_candidate(self, cand, &is_self) || is_self) {
+			printf("  %s%s%s\n", cand, is_self ? "  (nvshim itself)" : "",
+			       chosen && !strcmp(cand, chosen) ? "  (used)" : "");
+			index++;
+		}
+		free(dir);
+		free(cand);
+		p = colon ? colon + 1 : NULL;
+	}
+	if (!index)
+		printf("  none\n");
+}
+
+/* Whether libnvshim-preload.so is in effect in this environment (LD_PRELOAD). */
+static void doctor_preload(const struct self *self)
+{
+	char *lib = session_preload_library(self);
+	const char *env = getenv("LD_PRELOAD");
+	int found = 0;
+	for (const char *p = env; p && *p;) {
+		size_t len = strcspn(p, " :");
+		char *entry = xstrndup(p, len);
+		if (!strcmp(lbasename(entry), "libnvshim-preload.so")) {
+			char real[PATH_MAX];
+			found = 1;
+			if (access(entry, R_OK))
+				doctor_problem("LD_PRELOAD names %s, which cannot be read", entry);
+			else
+				printf("preload   : in effect (LD_PRELOAD has %s%s)\n", entry,
+				       lib && realpath(entry, real) && strcmp(real, lib) ? ", not this nvshim's" : "");
+		}
+		free(entry);
+		p += len;
+		p += strspn(p, " :");
+	}
+	if (!found)
+		printf("preload   : not in effect (`nvshim run -- CMD` runs CMD with %s)\n",
+		       lib ? lib : "libnvshim-preload.so, which is not installed beside this nvshim");
+	free(lib);
+}
+
+int cmd_doctor(int n, char **args)
+{
+	struct session s;
+	char *nvcc = NULL, *how = NULL;
+	(void)n;
+	(void)args;
+
+	session_init(&s, 0, NULL);
+	printf("nvshim    : %s %s\n", s.self.exe ? s.self.exe : "(unknown path)", NVSHIM_VERSION);
+	printf("config files read:\n");
+	if (!s.cfg.files.n)
+		printf("  none\n");
+	for (size_t i = 0; i < s.cfg.files.n; i++)
+		printf("  %s\n", s.cfg.files.v[i]);
+	if (diag_warnings())
+		doctor_problem("the configuration has %d problem(s), printed above", diag_warnings());
+
+	if (locate_nvcc(&s.cfg, session_env, &s.self, &nvcc, &how)) {
+		doctor_problem("no real nvcc (see the error above)");
+	} else {
+		char *v = toolkit_version(nvcc);
+		printf("real nvcc : %s (found through %s)\n", nvcc, how);
+		printf("toolkit   : %s\n", v ? v : "unknown");
+		if (!v)
+			doctor_problem("%s --version does not print nvcc's banner", nvcc);
+		free(v);
+		struct toolkit tk;
+		toolkit_init(&tk);
+		if (!toolkit_load(&tk, nvcc, s.cfg.cache_dir)) {
+			struct argv kinds[3] = { ARGV_INIT, ARGV_INIT, ARGV_INIT };
+			for (size_t i = 0; i < tk.targets.n; i++) {
+				struct arch a;
+				if (!arch_parse(tk.targets.v[i], &a))
+					argv_push(&kinds[a.kind], tk.targets.v[i]);
+			}
+			static const char *const labels[] = { "virtual targets", "real targets",
+							      "lto targets" };
+			printf("targets from: %s\n", tk.source);
+			for (int k = 0; k < 3; k++) {
+				char *line = argv_to_shell(&kinds[k]);
+				printf("%-15s : %s\n", labels[k], line);
+				free(line);
+				argv_release(&kinds[k]);
+			}
+		} else {
+			doctor_problem("%s does not list its targets", nvcc);
+		}
+		toolkit_release(&tk);
+	}
+	if (s.cfg.launcher && *s.cfg.launcher) {
+		char *lpath, *why;
+		if (launcher_find(s.cfg.launcher, session_env, &s.self, &lpath, &why)) {
+			doctor_problem("%s: compilations run without it", why);
+			free(why);
+		} else {
+			printf("launcher  : %s (runs nvcc for every compilation)\n", lpath);
+			free(lpath);
+		}
+	}
+	struct session_devices devs;
+	session_devices_init(&devs, &s);
+	const struct devices *d = session_devices_load(&devs);
+	printf("GPUs      :");
+	for (size_t i = 0; i < d->n; i++)
+		printf(" sm_%u%s%s", d->v[i].cc, d->v[i].uuid[0] ? " " : "", d->v[i].uuid);
+	printf("%s (from %s)\n", d->n ? "" : " none", d->source);
+	session_devices_release(&devs);
+	doctor_path(&s.self, nvcc);
+	const char *home = getenv("CUDA_HOME");
+	if (home && nvcc && strncmp(nvcc, home, strlen(home)))
+		printf("note: CUDA_HOME=%s, but nvshim runs %s\n", home, nvcc);
+	for (const char *const *v = (const char *const[]){ "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", NULL };
+	     *v; v++)
+		if (getenv(*v))
+			printf("note: %s='%s' applies to every nvcc run\n", *v, getenv(*v));
+	doctor_cache_dir(s.cfg.cache_dir);
+	doctor_preload(&s.self);
+	if (locate_depth(session_env))
+		doctor_problem("%s is set: this shell runs inside an nvshim-started nvcc", LOCATE_DEPTH_VAR);
+	printf("%s\n", problems ? "problems found" : "no problems found");
+	free(nvcc);
+	free(how);
+	session_release(&s);
+	return problems ? 1 : 0;
+}

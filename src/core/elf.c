@@ -1,0 +1,695 @@
+#include "core/elf.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libiberty.h>
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_ELFDATA ELFDATA2LSB
+#else
+#define HOST_ELFDATA ELFDATA2MSB
+#endif
+
+#define AR_MAGIC "!<arch>\n"
+#define AR_THIN_MAGIC "!<thin>\n"
+#define AR_HEADER 60
+
+static int fail(char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(char **why, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	*why = xvasprintf(fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* 1 if [off, off + len) lies inside [0, size). */
+static int in_bounds(size_t size, uint64_t off, uint64_t len)
+{
+	return off <= size && len <= size - off;
+}
+
+enum elf_kind elf_identify(const void *data, size_t size)
+{
+	const unsigned char *p = data;
+	Elf64_Ehdr eh;
+
+	if (size >= 8 && !memcmp(p, AR_MAGIC, 8))
+		return ELF_KIND_ARCHIVE;
+	if (size >= 8 && !memcmp(p, AR_THIN_MAGIC, 8))
+		return ELF_KIND_THIN_ARCHIVE;
+	if (size < SELFMAG || memcmp(p, ELFMAG, SELFMAG))
+		return ELF_KIND_OTHER;
+	if (size < sizeof(eh) || p[EI_CLASS] != ELFCLASS64 || p[EI_DATA] != HOST_ELFDATA)
+		return ELF_KIND_ELF_OTHER;
+	memcpy(&eh, p, sizeof(eh));
+	if (eh.e_type == ET_REL)
+		return ELF_KIND_OBJECT;
+	if (eh.e_type == ET_DYN)
+		return ELF_KIND_SHARED;
+	return ELF_KIND_ELF_OTHER;
+}
+
+const char *elf_kind_name(enum elf_kind kind)
+{
+	static const char *const names[] = {
+		[ELF_KIND_OTHER] = "not ELF",
+		[ELF_KIND_OBJECT] = "object",
+		[ELF_KIND_SHARED] = "shared object",
+		[ELF_KIND_ELF_OTHER] = "ELF of another kind",
+		[ELF_KIND_ARCHIVE] = "archive",
+		[ELF_KIND_THIN_ARCHIVE] = "thin archive",
+	};
+	return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
+}
+
+int elf_map_file(const char *path, struct elf_map *m, char **why)
+{
+	struct stat sb;
+	m->data = NULL;
+	m->size = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(why, "cannot open: %s", strerror(errno));
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return fail(why, "not a regular file");
+	}
+	if (sb.st_size > 0) {
+		void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			int e = errno;
+			close(fd);
+			return fail(why, "cannot map: %s", strerror(e));
+		}
+		m->data = p;
+		m->size = (size_t)sb.st_size;
+	}
+	close(fd);
+	return 0;
+}
+
+void elf_unmap(struct elf_map *m)
+{
+	if (m->data)
+		munmap((void *)m->data, m->size);
+	m->data = NULL;
+	m->size = 0;
+}
+
+static int read_shdr(const unsigned char *p, size_t size, const Elf64_Ehdr *eh, uint64_t shnum,
+		     uint64_t index, Elf64_Shdr *sh, char **why)
+{
+	if (index >= shnum)
+		return fail(why, "section index %llu out of range", (unsigned long long)index);
+	uint64_t off = eh->e_shoff + index * sizeof(Elf64_Shdr);
+	if (!in_bounds(size, off, sizeof(*sh)))
+		return fail(why, "section header %llu runs past the end", (unsigned long long)index);
+	memcpy(sh, p + off, sizeof(*sh));
+	return 0;
+}
+
+int elf_symbols(const void *data, size_t size, elf_symbol_fn fn, void *arg, char **why)
+{
+	const unsigned char *p = data;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strsh;
+
+	*why = NULL;
+	switch (elf_identify(data, size)) {
+	case ELF_KIND_OBJECT:
+	case ELF_KIND_SHARED:
+		break;
+	case ELF_KIND_OTHER:
+		if (size >= SELFMAG && !memcmp(p, ELFMAG, SELFMAG))
+			return fail(why, "truncated ELF header");
+		return fail(why, "not an ELF file");
+	default:
+		return fail(why, "not a 64-bit ELF object or shared object of this machine");
+	}
+	memcpy(&eh, p, sizeof(eh));
+	if (!eh.e_shoff)
+		return 0;
+	if (eh.e_shentsize != sizeof(Elf64_Shdr))
+		return fail(why, "unexpected section header size %u", eh.e_shentsize);
+	if (!in_bounds(size, eh.e_shoff, sizeof(Elf64_Shdr)))
+		return fail(why, "section header table at offset %llu is past the end (%zu bytes)",
+			    (unsigned long long)eh.e_shoff, size);
+	uint64_t shnum = eh.e_shnum;
+	if (shnum == 0) {
+		/* More than SHN_LORESERVE sections: the count is in section 0. */
+		memcpy(&sh, p + eh.e_shoff, sizeof(sh));
+		shnum = sh.sh_size;
+	}
+	if (shnum > (size - eh.e_shoff) / sizeof(Elf64_Shdr))
+		return fail(why, "section header table (%llu entries) runs past the end",
+			    (unsigned long long)shnum);
+
+	Elf64_Word want = eh.e_type == ET_REL ? SHT_SYMTAB : SHT_DYNSYM;
+	uint64_t found = shnum;
+	for (uint64_t i = 0; i < shnum; i++) {
+		memcpy(&sh, p + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type == want) {
+			found = i;
+			break;
+		}
+	}
+	if (found == shnum)
+		return 0;
+	uint64_t entsize = sh.sh_entsize ? sh.sh_entsize : sizeof(Elf64_Sym);
+	if (entsize != sizeof(Elf64_Sym))
+		return fail(why, "unexpected symbol size %llu", (unsigned long long)entsize);
+	if (!in_bounds(size, sh.sh_offset, sh.sh_size))
+		return fail(why, "symbol table runs past the end");
+	if (read_shdr(p, size, &eh, shnum, sh.sh_link, &strsh, why))
+		return -1;
+	if (strsh.sh_type != SHT_STRTAB)
+		return fail(why, "symbol table's string table is not a string table");
+	if (!in_bounds(size, strsh.sh_offset, strsh.sh_size))
+		return fail(why, "string table runs past the end");
+	const char *strtab = (const char *)p + strsh.sh_offset;
+	uint64_t strsize = strsh.sh_size;
+	uint64_t count = sh.sh_size / sizeof(Elf64_Sym);
+
+	for (uint64_t i = 1; i < count; i++) {
+		Elf64_Sym sym;
+		memcpy(&sym, p + sh.sh_offset + i * sizeof(sym), sizeof(sym));
+		unsigned bind = ELF64_ST_BIND(sym.st_info), type = ELF64_ST_TYPE(sym.st_info);
+		if ((bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE) || !sym.st_name ||
+		    type == STT_SECTION || type == STT_FILE)
+			continue;
+		if (sym.st_name >= strsize)
+			return fail(why, "symbol %llu's name is outside the string table",
+				    (unsigned long long)i);
+		const char *name = strtab + sym.st_name;
+		if (!memchr(name, '\0', strsize - sym.st_name))
+			return fail(why, "symbol %llu's name runs past the string table",
+				    (unsigned long long)i);
+		if (!*name)
+			continue;
+		fn(name, sym.st_shndx != SHN_UNDEF, bind == STB_WEAK, arg);
+	}
+	return 0;
+}
+
+/* ---- ar archives ---- */
+
+struct ar_header {
+	char name[16];
+	char date[12];
+	char uid[6];
+	char gid[6];
+	char mode[8];
+	char size[10];
+	char fmag[2];
+};
+
+/* A decimal field, space padded. */
+static int parse_decimal(const char *f, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	while (i < len && f[i] >= '0' && f[i] <= '9') {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(f[i] - '0');
+		i++;
+	}
+	if (!i)
+		return -1;
+	for (; i < len; i++)
+		if (f[i] != ' ')
+			return -1;
+	*out = v;
+	return 0;
+}
+
+static int is_thin(const unsigned char *p, size_t size)
+{
+	return size >= 8 && !memcmp(p, AR_THIN_MAGIC, 8);
+}
+
+/* The special members: the symbol index and the long-name table are stored even in thin
+ * archives. */
+static int name_is(const struct ar_header *h, const char *name)
+{
+	size_t len = strlen(name);
+	if (memcmp(h->name, name, len))
+		return 0;
+	for (size_t i = len; i < sizeof(h->name); i++)
+		if (h->name[i] != ' ')
+			return 0;
+	return 1;
+}
+
+static int is_index(const struct ar_header *h)
+{
+	return name_is(h, "/") || name_is(h, "/SYM64/") || name_is(h, "__.SYMDEF") ||
+	       name_is(h, "__.SYMDEF SORTED");
+}
+
+static int is_special(const struct ar_header *h)
+{
+	return is_index(h) || name_is(h, "//");
+}
+
+/* Reads the header at off: its size, where its data start, and where the next member starts. */
+static int read_member(const unsigned char *p, size_t size, size_t off, struct ar_header *h,
+		       uint64_t *msize, size_t *next, char **why)
+{
+	if (off < 8 || !in_bounds(size, off, AR_HEADER))
+		return fail(why, "member header at offset %zu runs past the end (%zu bytes)", off, size);
+	memcpy(h, p + off, sizeof(*h));
+	if (memcmp(h->fmag, "`\n", 2))
+		return fail(why, "member header at offset %zu is damaged", off);
+	if (parse_decimal(h->size, sizeof(h->size), msize))
+		return fail(why, "member header at offset %zu has a bad size", off);
+	size_t start = off + AR_HEADER;
+	/* In a thin archive only the index and the name table are stored. */
+	int stored = !is_thin(p, size) || is_special(h);
+	if (stored && !in_bounds(size, start, *msize))
+		return fail(why, "member at offset %zu (%llu bytes) runs past the end", off,
+			    (unsigned long long)*msize);
+	*next = stored ? start + (size_t)*msize + (*msize & 1) : start;
+	return 0;
+}
+
+static int check_archive(const unsigned char *p, size_t size, char **why)
+{
+	*why = NULL;
+	if (size < 8 || (memcmp(p, AR_MAGIC, 8) && memcmp(p, AR_THIN_MAGIC, 8)))
+		return fail(why, "not an archive");
+	return 0;
+}
+
+/* Finds the long-name table ("//"), which comes before any ordinary member. */
+static void find_long_names(const unsigned char *p, size_t size, const char **table, size_t *len)
+{
+	size_t off = 8;
+	*table = NULL;
+	*len = 0;
+	while (off < size) {
+		struct ar_header h;
+		uint64_t msize;
+		size_t next;
+		char *why = NULL;
+		if (read_member(p, size, off, &h, &msize, &next, &why)) {
+			free(why);
+			return;
+		}
+		if (name_is(&h, "//")) {
+			*table = (const char *)p + off + AR_HEADER;
+			*len = (size_t)msize;
+			return;
+		}
+		if (!is_special(&h))
+			return;
+		off = next;
+	}
+}
+
+static void set_name(struct ar_member *m, const char *s, size_t len)
+{
+	if (len >= sizeof(m->name))
+		len = sizeof(m->name) - 1;
+	memcpy(m->name, s, len);
+	m->name[len] = '\0';
+}
+
+/* Fills m from the header at off. */
+static int member_at(const unsigned char *p, size_t size, size_t off, const char *long_names,
+		     size_t long_len, struct ar_member *m, size_t *next, char **why)
+{
+	struct ar_header h;
+	uint64_t msize = 0;
+	if (read_member(p, size, off, &h, &msize, next, why))
+		return -1;
+	m->header = off;
+	m->size = (size_t)msize;
+	m->data = is_thin(p, size) && !is_special(&h) ? NULL : p + off + AR_HEADER;
+	if (h.name[0] == '/' && h.name[1] >= '0' && h.name[1] <= '9') {
+		/* GNU long name: an offset into "//", the name ending with "/\n". */
+		uint64_t at;
+		size_t digits = 1;
+		while (digits < sizeof(h.name) - 1 && h.name[1 + digits] >= '0' && h.name[1 + digits] <= '9')
+			digits++;
+		if (parse_decimal(h.name + 1, digits, &at) || !long_names || at >= long_len)
+			return fail(why, "member at offset %zu names a missing long name", off);
+		const char *s = long_names + at;
+		size_t left = long_len - (size_t)at, len = 0;
+		while (len < left && s[len] != '\n' && s[len] != '\0')
+			len++;
+		if (len && s[len - 1] == '/')
+			len--;
+		set_name(m, s, len);
+	} else if (!memcmp(h.name, "#1/", 3)) {
+		/* BSD: the name is the first bytes of the data. */
+		uint64_t len;
+		if (parse_decimal(h.name + 3, sizeof(h.name) - 3, &len) || len > msize || !m->data)
+			return fail(why, "member at offset %zu has a bad BSD name", off);
+		set_name(m, (const char *)m->data, (size_t)len);
+		m->data += len;
+		m->size -= (size_t)len;
+	} else {
+		size_t len = sizeof(h.name);
+		while (len && h.name[len - 1] == ' ')
+			len--;
+		if (len > 1 && h.name[len - 1] == '/')
+			len--;
+		set_name(m, h.name, len);
+	}
+	return 0;
+}
+
+int ar_member_at(const void *data, size_t size, size_t offset, struct ar_member *m, char **why)
+{
+	const unsigned char *p = data;
+	const char *long_names;
+	size_t long_len, next;
+	if (check_archive(p, size, why))
+		return -1;
+	find_long_names(p, size, &long_names, &long_len);
+	return member_at(p, size, offset, long_names, long_len, m, &next, why);
+}
+
+int ar_members(const void *data, size_t size, int (*fn)(const struct ar_member *m, void *arg),
+	       void *arg, char **why)
+{
+	const unsigned char *p = data;
+	const char *long_names;
+	size_t long_len;
+	if (check_archive(p, size, why))
+		return -1;
+	find_long_names(p, size, &long_names, &long_len);
+	size_t off = 8;
+	struct ar_member *m = XNEW(struct ar_member);
+	int rc = 0;
+	while (off < size) {
+		/* A final padding byte. */
+		if (off + 1 == size && p[off] == '\n')
+			break;
+		struct ar_header h;
+		uint64_t msize;
+		size_t next;
+		if (read_member(p, size, off, &h, &msize, &next, why)) {
+			rc = -1;
+			break;
+		}
+		if (!is_special(&h)) {
+			if (member_at(p, size, off, long_names, long_len, m, &next, why)) {
+				rc = -1;
+				break;
+			}
+			if (fn(m, arg))
+				break;
+		}
+		off = next;
+	}
+	free(m);
+	return rc;
+}
+
+static uint64_t read_be(const unsigned char *p, unsigned width)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < width; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int ar_index(const void *data, size_t size, struct ar_symbol **syms, size_t *n, char **why)
+{
+	const unsigned char *p = data;
+	struct ar_header h;
+	uint64_t msize;
+	size_t next;
+
+	*syms = NULL;
+	*n = 0;
+	if (check_archive(p, size, why))
+		return -1;
+	if (size == 8)
+		return 0;
+	if (read_member(p, size, 8, &h, &msize, &next, why))
+		return -1;
+	unsigned width;
+	if (name_is(&h, "/"))
+		width = 4;
+	else if (name_is(&h, "/SYM64/"))
+		width = 8;
+	else
+		return 0; /* no index, or a BSD one: the members are read instead */
+	const unsigned char *d = p + 8 + AR_HEADER;
+	if (msize < width)
+		return fail(why, "symbol index is too short");
+	uint64_t count = read_be(d, width);
+	if (count > (msize - width) / width)
+		return fail(why, "symbol index claims %llu symbols, more than it holds",
+			    (unsigned long long)count);
+	const char *names = (const char *)d + width + count * width;
+	size_t left = (size_t)(msize - width - count * width);
+	struct ar_symbol *v = XNEWVEC(struct ar_symbol, count ? count : 1);
+	for (uint64_t i = 0; i < count; i++) {
+		const char *end = memchr(names, '\0', left);
+		if (!end) {
+			free(v);
+			return fail(why, "symbol index names run past the index");
+		}
+		uint64_t off = read_be(d + width + i * width, width);
+		if (off > size) {
+			free(v);
+			return fail(why, "symbol index points past the end of the archive");
+		}
+		v[i].name = names;
+		v[i].member = (size_t)off;
+		left -= (size_t)(end - names) + 1;
+		names = end + 1;
+	}
+	*syms = v;
+	*n = (size_t)count;
+	return 0;
+}
+
+#ifndef EM_CUDA
+#define EM_CUDA 190
+#endif
+#define SHT_CUDA_INFO 0x70000000u
+#define STO_CUDA_ENTRY 0x10
+#define EIFMT_SVAL 4
+#define EIATTR_FRAME_SIZE 0x11
+#define EIATTR_MIN_STACK_SIZE 0x12
+#define FATBIN_MAGIC 0xBA55ED50u
+#define FATBIN_KIND_ELF 2
+#define FATBIN_FLAG_COMPRESS 0x2000u
+#define FATBIN_FLAG_COMPRESS_ZSTD 0x8000u
+
+/* The ELF header and the section-header count of a 64-bit ELF of this machine's byte order. */
+static int elf_header(const unsigned char *p, size_t size, Elf64_Ehdr *eh, uint64_t *shnum, char **why)
+{
+	if (size < sizeof(*eh) || memcmp(p, ELFMAG, SELFMAG) || p[EI_CLASS] != ELFCLASS64 ||
+	    p[EI_DATA] != HOST_ELFDATA)
+		return fail(why, "not a 64-bit ELF file of this machine");
+	memcpy(eh, p, sizeof(*eh));
+	if (eh->e_shentsize != sizeof(Elf64_Shdr) && eh->e_shnum)
+		return fail(why, "unexpected section header size %u", (unsigned)eh->e_shentsize);
+	*shnum = eh->e_shnum;
+	if (!*shnum && eh->e_shoff) {
+		Elf64_Shdr first;
+		if (read_shdr(p, size, eh, 1, 0, &first, why))
+			return -1;
+		*shnum = first.sh_size;
+	}
+	return 0;
+}
+
+/* A section's bytes, checked against the data. */
+static int section_data(size_t size, const Elf64_Shdr *sh, char **why)
+{
+	if (sh->sh_type == SHT_NOBITS)
+		return 0;
+	if (!in_bounds(size, sh->sh_offset, sh->sh_size))
+		return fail(why, "a section runs past the end of the file");
+	return 0;
+}
+
+/* The NUL-terminated name at `off` in the string table `st`, or NULL. */
+static const char *string_at(const unsigned char *p, size_t size, const Elf64_Shdr *st, uint64_t off)
+{
+	if (st->sh_type == SHT_NOBITS || !in_bounds(size, st->sh_offset, st->sh_size) || off >= st->sh_size)
+		return NULL;
+	const char *s = (const char *)p + st->sh_offset + off;
+	return memchr(s, '\0', (size_t)(st->sh_size - off)) ? s : NULL;
+}
+
+struct stack_entry {
+	uint32_t sym;
+	uint64_t frame, min;
+	int has_frame, has_min;
+};
+
+/* One CUDA image: its kernels' stacks from .nv.info, their names from .symtab. */
+static int cubin_stacks(const unsigned char *p, size_t size, unsigned sm, elf_stack_fn fn, void *arg,
+			char **why)
+{
+	Elf64_Ehdr eh;
+	uint64_t shnum;
+	if (elf_header(p, size, &eh, &shnum, why))
+		return -1;
+	if (eh.e_machine != EM_CUDA)
+		return fail(why, "not a CUDA image");
+	if (!sm)
+		sm = p[EI_ABIVERSION] >= 8 ? (eh.e_flags >> 8) & 0xff : eh.e_flags & 0xff;
+	Elf64_Shdr sh = { 0 }, symtab = { 0 }, strtab = { 0 };
+	struct stack_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	int have_symtab = 0, rc = 0;
+	for (uint64_t i = 0; i < shnum && !rc; i++) {
+		if (read_shdr(p, size, &eh, shnum, i, &sh, why) || section_data(size, &sh, why)) {
+			rc = -1;
+			break;
+		}
+		if (sh.sh_type == SHT_SYMTAB && !have_symtab && in_bounds(size, sh.sh_offset, sh.sh_size)) {
+			symtab = sh;
+			have_symtab = 1;
+		}
+		if (sh.sh_type != SHT_CUDA_INFO || sh.sh_info || !in_bounds(size, sh.sh_offset, sh.sh_size))
+			continue; /* a kernel's own .nv.info.<name> (sh_info: its section) */
+		const unsigned char *d = p + sh.sh_offset;
+		for (uint64_t at = 0; at + 4 <= sh.sh_size;) {
+			unsigned fmt = d[at], attr = d[at + 1];
+			uint64_t len = 4;
+			if (fmt == EIFMT_SVAL) {
+				uint16_t vs;
+				memcpy(&vs, d + at + 2, 2);
+				len = 4 + (uint64_t)vs;
+				if (at + len > sh.sh_size) {
+					rc = fail(why, ".nv.info: an attribute runs past its section");
+					break;
+				}
+				if ((attr == EIATTR_FRAME_SIZE || attr == EIATTR_MIN_STACK_SIZE) && vs >= 8) {
+					uint32_t sym, val;
+					memcpy(&sym, d + at + 4, 4);
+					memcpy(&val, d + at + 8, 4);
+					size_t k = 0;
+					while (k < n && v[k].sym != sym)
+						k++;
+					if (k == n) {
+						if (n == cap)
+							v = XRESIZEVEC(struct stack_entry, v, cap = cap ? 2 * cap : 16);
+						v[n++] = (struct stack_entry){ sym, 0, 0, 0, 0 };
+					}
+					if (attr == EIATTR_FRAME_SIZE) {
+						v[k].frame = val;
+						v[k].has_frame = 1;
+					} else {
+						v[k].min = val;
+						v[k].has_min = 1;
+					}
+				}
+			}
+			at += len;
+		}
+	}
+	if (!rc && n && !have_symtab)
+		rc = fail(why, "kernel attributes without a symbol table");
+	if (!rc && n) {
+		if (symtab.sh_entsize != sizeof(Elf64_Sym) ||
+		    read_shdr(p, size, &eh, shnum, symtab.sh_link, &strtab, why) ||
+		    section_data(size, &strtab, why))
+			rc = *why ? -1 : fail(why, "unexpected symbol size");
+		uint64_t nsyms = rc ? 0 : symtab.sh_size / sizeof(Elf64_Sym);
+		for (size_t k = 0; k < n && !rc; k++) {
+			Elf64_Sym sym;
+			if (v[k].sym >= nsyms)
+				continue;
+			memcpy(&sym, p + symtab.sh_offset + (uint64_t)v[k].sym * sizeof(sym), sizeof(sym));
+			const char *name = string_at(p, size, &strtab, sym.st_name);
+			if (!name || ELF64_ST_TYPE(sym.st_info) != STT_FUNC || !(sym.st_other & STO_CUDA_ENTRY))
+				continue;
+			fn(name, sm, v[k].has_min ? v[k].min : v[k].frame, arg);
+		}
+	}
+	free(v);
+	return rc;
+}
+
+/* The images of the fatbin containers in [d, d + size). */
+static int fatbin_stacks(const unsigned char *d, uint64_t size, elf_stack_fn fn, void *arg, char **why)
+{
+	uint64_t at = 0;
+	while (at + 16 <= size) {
+		uint32_t magic;
+		uint16_t hsize;
+		uint64_t fsize;
+		memcpy(&magic, d + at, 4);
+		if (magic != FATBIN_MAGIC) {
+			at += 8; /* padding between containers */
+			continue;
+		}
+		memcpy(&hsize, d + at + 6, 2);
+		memcpy(&fsize, d + at + 8, 8);
+		if (hsize < 16 || at + hsize > size || fsize > size - at - hsize)
+			return fail(why, "a fatbin container runs past its section");
+		uint64_t e = at + hsize, end = at + hsize + fsize;
+		while (e + 64 <= end) {
+			uint16_t kind;
+			uint32_t ehsize, sm;
+			uint64_t psize, flags;
+			memcpy(&kind, d + e, 2);
+			memcpy(&ehsize, d + e + 4, 4);
+			memcpy(&psize, d + e + 8, 8);
+			memcpy(&sm, d + e + 28, 4);
+			memcpy(&flags, d + e + 40, 8);
+			if (ehsize < 64 || ehsize > end - e || psize > end - e - ehsize)
+				return fail(why, "a fatbin entry runs past its container");
+			if (kind == FATBIN_KIND_ELF && !(flags & (FATBIN_FLAG_COMPRESS | FATBIN_FLAG_COMPRESS_ZSTD)) &&
+			    cubin_stacks(d + e + ehsize, (size_t)psize, sm, fn, arg, why))
+				return -1;
+			e += ehsize + psize;
+		}
+		at = end;
+	}
+	return 0;
+}
+
+int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, char **why)
+{
+	const unsigned char *p = data;
+	Elf64_Ehdr eh;
+	uint64_t shnum;
+	*why = NULL;
+	if (elf_header(p, size, &eh, &shnum, why))
+		return -1;
+	if (eh.e_machine == EM_CUDA)
+		return cubin_stacks(p, size, 0, fn, arg, why);
+	Elf64_Shdr sh = { 0 }, names = { 0 };
+	uint64_t strndx = eh.e_shstrndx;
+	if (strndx == SHN_XINDEX) {
+		if (read_shdr(p, size, &eh, shnum, 0, &sh, why))
+			return -1;
+		strndx = sh.sh_link;
+	}
+	if (!shnum)
+		return 0;
+	if (read_shdr(p, size, &eh, shnum, strndx, &names, why) || section_data(size, &names, why))
+		return -1;
+	for (uint64_t i = 0; i < shnum; i++) {
+		if (read_shdr(p, size, &eh, shnum, i, &sh, why) || section_data(size, &sh, why))
+			return -1;
+		const char *name = string_at(p, size, &names, sh.sh_name);
+		if (name && !strcmp(name, ".nv_fatbin") && sh.sh_type != SHT_NOBITS &&
+		    fatbin_stacks(p + sh.sh_offset, sh.sh_size, fn, arg, why))
+			return -1;
+	}
+	return 0;
+}

@@ -1,6 +1,0 @@
-#include "nvshim/commands.h"
-
-int main(int argc, char **argv)
-{
-	return commands_main(argc, argv);
-}

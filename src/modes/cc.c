@@ -1,0 +1,184 @@
+#include "modes/cc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libiberty.h>
+
+#include "core/diag.h"
+#include "core/runner.h"
+
+static const char *const cc_names[] = { "cc", "c++", "gcc", "g++", "clang", "clang++" };
+
+int cc_is_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cc_names) / sizeof(cc_names[0]); i++)
+		if (!strcmp(name, cc_names[i]))
+			return 1;
+	return 0;
+}
+
+static int cc_is_cxx(const char *name)
+{
+	size_t len = strlen(name);
+	return len >= 2 && !strcmp(name + len - 2, "++");
+}
+
+/* The C++ driver of a C driver's family: nvcc needs a C++ host compiler. */
+static const char *cc_counterpart(const char *name)
+{
+	if (!strcmp(name, "cc"))
+		return "c++";
+	if (!strcmp(name, "gcc"))
+		return "g++";
+	if (!strcmp(name, "clang"))
+		return "clang++";
+	return name;
+}
+
+/* The real compiler: the setting when it is set, else the first `name` on PATH that is not
+ * nvshim itself. xmalloc'ed; NULL after an error (none when quiet). *how says where from. */
+static char *cc_locate_host(const struct session *s, const char *name, const char *setting_name,
+			 const char *setting, int quiet, const char **how)
+{
+	int is_self;
+	*how = "PATH";
+	if (setting && *setting) {
+		*how = setting_name;
+		if (locate_is_candidate(&s->self, setting, &is_self))
+			return xstrdup(setting);
+		if (!quiet)
+			error("%s '%s' %s", setting_name, setting,
+			      is_self ? "is nvshim itself; point it at the real compiler"
+				      : "is not an executable file");
+		return NULL;
+	}
+	char *found = locate_on_path(&s->self, session_env, name);
+	if (found)
+		return found;
+	if (!quiet)
+		error("cannot find the real %s: none on PATH other than nvshim itself; set %s (or "
+		      "NVSHIM_%s) to the compiler", name, setting_name,
+		      !strcmp(setting_name, "host_cc") ? "HOST_CC" : "HOST_CXX");
+	return NULL;
+}
+
+
+int cc_plan(struct session *s, const char *name, struct cc_run *r)
+{
+	int cxx = cc_is_cxx(name);
+	memset(r, 0, sizeof(*r));
+	link_result_init(&r->link);
+	argv_init(&r->nvargs);
+	nvcc_passes_init(&r->ps, s, NULL);
+	r->real = cc_locate_host(s, name, cxx ? "host_cxx" : "host_cc", cxx ? s->cfg.host_cxx : s->cfg.host_cc,
+			      0, &r->how);
+	if (!r->real)
+		return -1;
+	hostcc_parse(&r->hc, s->args.v, s->args.n);
+	if (!r->hc.ncuda || r->hc.mode == HOSTCC_INFO) {
+		/* Not CUDA: the real compiler, the arguments as given; links get the link pass. */
+		plan_init(&r->plan, r->real, s->args.v, s->args.n);
+		struct link_request req;
+		link_request_init(&req);
+		if (s->cfg.link_lcuda && link_request_from_hostcc(&req, &r->hc))
+			nvcc_link_request_pass(s, &req, NULL, &r->plan, &r->link);
+		link_request_release(&req);
+		return 0;
+	}
+	if (locate_nvcc(&s->cfg, session_env, &s->self, &r->nvcc, &r->nvcc_how))
+		return -1;
+	char *ccbin = NULL;
+	const char *how;
+	if (!getenv("NVCC_CCBIN"))
+		ccbin = cxx ? xstrdup(r->real)
+			    : cc_locate_host(s, cc_counterpart(name), "host_cxx", s->cfg.host_cxx, 1, &how);
+	struct argv notes = ARGV_INIT;
+	hostcc_translate(&r->hc, ccbin, &r->nvargs, &notes);
+	/* From here on as in nvcc mode: every pass (targets, link, modules). */
+	plan_init(&r->plan, r->nvcc, r->nvargs.v, r->nvargs.n);
+	argv_pushn(&r->plan.notes, notes.v, notes.n);
+	nvcc_passes_release(&r->ps);
+	nvcc_passes_init(&r->ps, s, r->nvcc);
+	struct invocation inv;
+	invocation_parse(&inv, r->nvargs.v, r->nvargs.n, session_env);
+	nvcc_plan(s, &inv, r->nvcc, &r->plan, &r->ps, &r->link, NULL, NULL);
+	invocation_release(&inv);
+	argv_release(&notes);
+	free(ccbin);
+	return 0;
+}
+
+void cc_run_release(struct cc_run *r)
+{
+	free(r->real);
+	free(r->nvcc);
+	free(r->nvcc_how);
+	hostcc_release(&r->hc);
+	argv_release(&r->nvargs);
+	nvcc_passes_release(&r->ps);
+	plan_release(&r->plan);
+	link_result_release(&r->link);
+}
+
+int cc_main(const char *name, int n, char **args)
+{
+	struct session s;
+	struct cc_run r;
+	int depth = locate_depth(session_env);
+
+	/* Started by a tool nvshim runs (nvcc's host compiler steps): the real compiler only. */
+	session_init_report(&s, n, args, depth == 0);
+	if (depth > 0) {
+		const char *how;
+		int cxx = cc_is_cxx(name);
+		char *real = cc_locate_host(&s, name, cxx ? "host_cxx" : "host_cc",
+					 cxx ? s.cfg.host_cxx : s.cfg.host_cc, 0, &how);
+		int status = 1;
+		if (real) {
+			struct argv a = ARGV_INIT;
+			argv_push(&a, real);
+			argv_pushn(&a, s.args.v, s.args.n);
+			fflush(NULL);
+			runner_exec(real, &a);
+			argv_release(&a);
+			free(real);
+			status = 127;
+		}
+		session_release(&s);
+		return status;
+	}
+	if (diag_strict_errors()) {
+		session_release(&s);
+		return 1;
+	}
+	session_enter_child();
+	if (cc_plan(&s, name, &r)) {
+		cc_run_release(&r);
+		session_release(&s);
+		return 1;
+	}
+	diag_note(VERBOSITY_VERBOSE, "runs %s (%s)", r.plan.tool, r.nvcc ? "CUDA inputs: nvcc" : r.how);
+	int status;
+	if (r.nvcc) {
+		/* nvcc mode on the translated line: the session's arguments become nvcc's (the
+		 * modules pass plans again from them, crash bundles record them). */
+		argv_release(&s.args);
+		argv_copy(&s.args, &r.nvargs);
+		struct invocation inv;
+		invocation_parse(&inv, s.args.v, s.args.n, session_env);
+		status = nvcc_execute(&s, r.nvcc, &inv, &r.plan, &r.ps, &r.link, name, args, (size_t)n);
+		invocation_release(&inv);
+	} else {
+		nvcc_print_notes(&r.plan);
+		struct argv in = ARGV_INIT;
+		argv_push(&in, name);
+		argv_pushn(&in, args, (size_t)n);
+		status = nvcc_run(&s, &r.plan, &in, &r.link.retry, NULL);
+		argv_release(&in);
+	}
+	cc_run_release(&r);
+	session_release(&s);
+	return status;
+}

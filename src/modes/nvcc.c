@@ -1,0 +1,336 @@
+#include "modes/nvcc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libiberty.h>
+
+#include "core/diag.h"
+#include "core/fault.h"
+#include "core/launcher.h"
+#include "core/runner.h"
+#include "passes/gates.h"
+#include "passes/targets.h"
+
+void nvcc_passes_init(struct nvcc_passes *ps, const struct session *s, const char *nvcc)
+{
+	memset(ps, 0, sizeof(*ps));
+	toolkit_init(&ps->tk);
+	session_devices_init(&ps->devs, s);
+	modules_plan_init(&ps->mp);
+	ps->mctx = (struct modules_context){ &s->cfg, &ps->tk, session_devices_load, &ps->devs, nvcc, s->self.exe_dir, NULL, NULL, NULL };
+}
+
+void nvcc_passes_release(struct nvcc_passes *ps)
+{
+	modules_plan_release(&ps->mp);
+	toolkit_release(&ps->tk);
+	session_devices_release(&ps->devs);
+}
+
+/* The toolkit's facts, read once for all the passes (a failure warns once). */
+static int nvcc_passes_toolkit(struct nvcc_passes *ps, const struct session *s, const char *nvcc)
+{
+	if (!ps->tk_state)
+		ps->tk_state = toolkit_load(&ps->tk, nvcc, s->cfg.cache_dir) ? -1 : 1;
+	return ps->tk_state > 0;
+}
+
+/* The targets pass (targets.h). Fail open: without the toolkit's facts it changes nothing. */
+static void nvcc_targets_pass(const struct session *s, const struct invocation *inv, const char *nvcc,
+			      struct plan *plan, struct nvcc_passes *ps, struct argv *before, struct argv *after)
+{
+	if (!targets_wanted(inv, &s->cfg) || !nvcc_passes_toolkit(ps, s, nvcc))
+		return;
+	struct targets_context ctx = { &s->cfg, &ps->tk, session_devices_load, &ps->devs };
+	targets_pass(inv, &ctx, plan, before, after);
+}
+
+/* The modules pass, on the command line the other passes made (after the link pass, so that a
+ * split compile-and-link keeps what that pass added to the link). */
+static void nvcc_modules_pass(const struct session *s, const struct invocation *inv, const char *nvcc,
+			     struct plan *plan, struct nvcc_passes *ps)
+{
+	if (!modules_wanted(inv, &s->cfg) || !nvcc_passes_toolkit(ps, s, nvcc))
+		return;
+	struct invocation now;
+	invocation_parse(&now, plan->argv.v + 1, plan->argv.n - 1, session_env);
+	modules_pass(&now, &ps->mctx, plan, &ps->mp);
+	invocation_release(&now);
+}
+
+/* The launcher goes in front of every command the modules pass split the line into. */
+void nvcc_modules_launcher(struct nvcc_passes *ps, const struct plan *plan, const char *nvcc)
+{
+	if (!strcmp(plan->tool, nvcc) || ps->mp.ngroups < 2)
+		return;
+	for (size_t g = 0; g < ps->mp.ngroups; g++)
+		argv_insert(&ps->mp.groups[g].argv, 0, plan->tool);
+	if (ps->mp.link.n)
+		argv_insert(&ps->mp.link, 0, plan->tool);
+}
+
+/* Where the toolkit's stub libcuda.so is, for a link pass. nvcc may be NULL (CC mode): then it
+ * is looked for quietly, since a plain C link must not complain about a missing toolkit. */
+static void link_context_init(struct link_context *ctx, const struct session *s, const char *nvcc)
+{
+	char *found = NULL, *how = NULL;
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->cfg = &s->cfg;
+	if (!nvcc) {
+		FILE *null = fopen("/dev/null", "w");
+		if (null) {
+			diag_set_stream(null);
+			if (locate_nvcc(&s->cfg, session_env, &s->self, &found, &how))
+				found = NULL;
+			diag_set_stream(NULL);
+			fclose(null);
+		}
+		free(how);
+	} else {
+		ctx->toolkit_lib = link_toolkit_lib(nvcc);
+	}
+	ctx->stubs = link_find_stubs(nvcc ? nvcc : found, session_env);
+	ctx->library_path = getenv("LIBRARY_PATH");
+	free(found);
+}
+
+static void link_context_release(struct link_context *ctx)
+{
+	free((char *)ctx->stubs);
+	free((char *)ctx->toolkit_lib);
+	memset(ctx, 0, sizeof(*ctx));
+}
+
+/* The link pass over a request (when it is a link). Fail open: nothing it meets stops a build. */
+void nvcc_link_request_pass(const struct session *s, struct link_request *req, const char *nvcc,
+			    struct plan *plan, struct link_result *res)
+{
+	if (!s->cfg.link_lcuda)
+		return;
+	if (fault_inject("link")) {
+		warning("the link pass did not run: injected fault (NVSHIM_FAULT); the link runs as "
+			"given");
+		return;
+	}
+	struct link_context ctx;
+	link_context_init(&ctx, s, nvcc);
+	link_pass(req, &ctx, plan, res);
+	link_context_release(&ctx);
+}
+
+static void nvcc_link_pass(const struct session *s, const struct invocation *inv, const char *nvcc,
+			   struct plan *plan, struct link_result *res)
+{
+	struct link_request req;
+	link_request_init(&req);
+	if (s->cfg.link_lcuda && link_request_from_nvcc(&req, inv))
+		nvcc_link_request_pass(s, &req, nvcc, plan, res);
+	link_request_release(&req);
+}
+
+
+/* ---- the passes: targets, link, modules ---- */
+
+void nvcc_plan(const struct session *s, const struct invocation *inv, const char *nvcc, struct plan *plan,
+	       struct nvcc_passes *ps, struct link_result *link, struct argv *before, struct argv *after)
+{
+	nvcc_targets_pass(s, inv, nvcc, plan, ps, before, after);
+	nvcc_link_pass(s, inv, nvcc, plan, link);
+	nvcc_modules_pass(s, inv, nvcc, plan, ps);
+}
+
+/* ---- the run ---- */
+
+/* Routine notes of CC mode are shown at verbosity verbose; every other note is a rewrite. */
+void nvcc_print_notes(const struct plan *plan)
+{
+	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]" };
+	for (size_t i = 0; i < plan->notes.n; i++) {
+		const char *note = plan->notes.v[i];
+		size_t len = strlen(note);
+		int quiet = 0;
+		for (size_t k = 0; k < 2; k++) {
+			size_t rl = strlen(routine[k]);
+			quiet |= len >= rl && !strcmp(note + len - rl, routine[k]);
+		}
+		if (quiet)
+			diag_note(VERBOSITY_VERBOSE, "%s", note);
+		else
+			diag_rewrite("%s", note);
+	}
+}
+
+int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
+	     const struct crash_context *watch)
+{
+	struct run_result res = { 127, 0, 0 };
+	int log = s->cfg.log_file && *s->cfg.log_file;
+	int hold = (retry && retry->n) || watch;
+
+	if (!log && !plan->options_file && !hold) {
+		fflush(NULL);
+		runner_exec(plan->tool, &plan->argv);
+		res.status = 127;
+	} else if (hold) {
+		char *err = NULL;
+		runner_run_held(plan->tool, &plan->argv, &res, &err);
+		char *sym = res.status && retry && retry->n ? link_undefined_driver_symbol(err ? err : "")
+							    : NULL;
+		if (sym) {
+			char *added = argv_to_shell(retry);
+			plan_note(plan, "link.retry", "the link failed on an undefined reference to %s: "
+				  "running it again with %s", sym, added);
+			diag_rewrite("%s", plan->notes.v[plan->notes.n - 1]);
+			free(added);
+			free(sym);
+			argv_pushn(&plan->argv, retry->v, retry->n);
+			runner_run(plan->tool, &plan->argv, &res);
+		} else if (watch) {
+			crash_after_run(watch, plan, &res, &err);
+		} else if (err) {
+			runner_write_stderr(err);
+		}
+		free(err);
+	} else {
+		runner_run(plan->tool, &plan->argv, &res);
+	}
+
+	return session_ran(s, plan, argv_in, res.status);
+}
+
+/* The modules pass's hook for a command that failed: the crash module looks at it (crash.h). */
+static void modules_failed(void *arg, const struct argv *ran, struct run_result *res, char **held)
+{
+	struct plan p;
+	plan_init(&p, ran->v[0], ran->v + 1, ran->n - 1);
+	crash_after_run(arg, &p, res, held);
+	plan_release(&p);
+}
+
+static void watch_modules(struct nvcc_passes *ps, const struct crash_context *watch)
+{
+	ps->mctx.failed = watch ? modules_failed : NULL;
+	ps->mctx.failed_arg = (void *)watch;
+}
+
+/* Runs what the modules pass planned: compiles with stderr held, a probe on an
+ * architecture-related failure, and one retry planned again with what the probe learnt (only
+ * the notes not said already are said). Logs like nvcc_run(). */
+static int nvcc_run_modules(struct session *s, struct plan *plan, struct nvcc_passes *ps, const char *nvcc,
+			   const struct argv *argv_in, struct link_result *link,
+			   const struct crash_context *watch)
+{
+	struct run_result res = { 127, 0, 0 };
+	watch_modules(ps, watch);
+	if (modules_run(&ps->mp, plan, &ps->mctx, 1, &link->retry, &res) == MODULES_RETRY) {
+		struct argv said = ARGV_INIT;
+		char *launcher = strcmp(plan->tool, nvcc) ? xstrdup(plan->tool) : NULL;
+		argv_copy(&said, &plan->notes);
+		nvcc_passes_release(ps);
+		nvcc_passes_init(ps, s, nvcc);
+		plan_release(plan);
+		plan_init(plan, nvcc, s->args.v, s->args.n);
+		link_result_release(link);
+		link_result_init(link);
+		struct invocation inv;
+		invocation_parse(&inv, s->args.v, s->args.n, session_env);
+		nvcc_plan(s, &inv, nvcc, plan, ps, link, NULL, NULL);
+		invocation_release(&inv);
+		for (size_t i = 0; i < plan->notes.n; i++) {
+			int seen = 0;
+			for (size_t k = 0; k < said.n && !seen; k++)
+				seen = !strcmp(said.v[k], plan->notes.v[i]);
+			if (!seen)
+				diag_rewrite("%s", plan->notes.v[i]);
+		}
+		argv_release(&said);
+		if (ps->mp.ngroups < 2 && plan_rewritten(plan, s->args.v, s->args.n))
+			plan_finalize(plan, s->cfg.options_file_threshold, NULL);
+		if (launcher)
+			launcher_apply(plan, launcher);
+		free(launcher);
+		nvcc_modules_launcher(ps, plan, nvcc);
+		watch_modules(ps, watch);
+		modules_run(&ps->mp, plan, &ps->mctx, 0, &link->retry, &res);
+	}
+	return session_ran(s, plan, argv_in, res.status);
+}
+
+/* ---- after the passes: notes, gates, launcher, run, after-run ---- */
+
+int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *inv,
+			struct plan *plan, struct nvcc_passes *ps, struct link_result *link, const char *name,
+			char **given, size_t ngiven)
+{
+	int wants_launcher = launcher_wanted(inv);
+	/* Watched: nvcc's stderr is held, to be looked at when it fails (crash.h). */
+	int watch = crash_wanted(inv, &s->cfg);
+	nvcc_print_notes(plan);
+	if (!plan->notes.n)
+		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
+	/* Known-bad combinations of toolkit, host compiler and libraries (gates.h). */
+	struct gates_context gc = { &s->cfg, inv, nvcc, s->self.exe_dir };
+	gates_check(&gc);
+	/* A compile the modules pass may probe, or several commands: it runs them (and passes the
+	 * long lines of a split through options files itself). */
+	int modules = ps->mp.active && (ps->mp.hold || ps->mp.ngroups > 1);
+	/* Only a line nvshim changed can be too long: the one it was given was not. */
+	if (ps->mp.ngroups < 2 && plan_rewritten(plan, given, ngiven) &&
+	    plan_finalize(plan, s->cfg.options_file_threshold, NULL) > 0)
+		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan->options_file);
+	int status = 1;
+	if (!session_add_launcher(s, wants_launcher, plan) || !diag_strict_errors()) {
+		if (modules)
+			nvcc_modules_launcher(ps, plan, nvcc);
+		struct argv in = ARGV_INIT;
+		argv_push(&in, name);
+		argv_pushn(&in, given, ngiven);
+		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv };
+		status = modules ? nvcc_run_modules(s, plan, ps, nvcc, &in, link, watch ? &cc : NULL)
+				 : nvcc_run(s, plan, &in, &link->retry, watch ? &cc : NULL);
+		argv_release(&in);
+		/* Kernels nvcc builds that no launch accepts (a stack past the limit). */
+		if (!status && watch && s->cfg.explain_resources)
+			crash_check_stacks(inv);
+	}
+	return status;
+}
+
+/* ---- nvcc mode, top to bottom: parse, passes, plan, run, after-run ---- */
+
+int nvcc_main(int n, char **args)
+{
+	struct session s;
+	struct plan plan;
+	char *nvcc = NULL, *how = NULL;
+
+	session_init(&s, n, args);
+	if (diag_strict_errors() || session_loop_guard() ||
+	    locate_nvcc(&s.cfg, session_env, &s.self, &nvcc, &how)) {
+		session_release(&s);
+		return 1;
+	}
+	diag_note(VERBOSITY_VERBOSE, "runs %s (found through %s)", nvcc, how);
+
+	/* Every nvcc nvshim starts from here on, for facts too, carries the loop guard. */
+	session_enter_child();
+	struct invocation inv;
+	struct nvcc_passes ps;
+	nvcc_passes_init(&ps, &s, nvcc);
+	invocation_parse(&inv, s.args.v, s.args.n, session_env);
+	plan_init(&plan, nvcc, s.args.v, s.args.n);
+	struct link_result link;
+	link_result_init(&link);
+	nvcc_plan(&s, &inv, nvcc, &plan, &ps, &link, NULL, NULL);
+	int status = nvcc_execute(&s, nvcc, &inv, &plan, &ps, &link, nvcc, args, (size_t)n);
+	invocation_release(&inv);
+	nvcc_passes_release(&ps);
+	link_result_release(&link);
+	plan_release(&plan);
+	free(nvcc);
+	free(how);
+	session_release(&s);
+	return status;
+}

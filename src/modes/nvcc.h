@@ -1,0 +1,77 @@
+/* nvcc: nvcc mode, the flow every compile through nvshim takes.
+ *
+ *   parse     the command line becomes an invocation (invocation.h)
+ *   passes    targets (targets.h), link (link.h), then modules (modules.h) on what the others
+ *             made; each edits the plan and adds its notes; none runs a process
+ *   plan      the notes said, the gates checked (gates.h), the launcher put in front, a long
+ *             line passed in an options file
+ *   run       nvcc exec'ed when nothing remains to do after it; otherwise run and waited for,
+ *             its stderr held where a failure may be diagnosed (the link retry, the modules
+ *             pass's probe and retry, crash bundles and resource notes: crash.h)
+ *   after-run the log line, the stacks of what it built, the exit status
+ *
+ * CC mode (cc.h) and `nvshim explain` (commands/) use the same pieces.
+ */
+#ifndef NVSHIM_NVCC_H
+#define NVSHIM_NVCC_H
+
+#include "core/argv.h"
+#include "core/invocation.h"
+#include "core/plan.h"
+#include "core/toolkit.h"
+#include "diagnose/crash.h"
+#include "modes/session.h"
+#include "passes/link.h"
+#include "passes/modules.h"
+
+/* What the passes keep for running the commands: the modules pass's plan and the facts they
+ * used (the toolkit's read once for all of them, the GPUs when first asked for). */
+struct nvcc_passes {
+	struct toolkit tk;
+	struct session_devices devs;
+	struct modules_plan mp;
+	struct modules_context mctx;
+	int tk_state; /* the toolkit's facts: 0 not read yet, 1 read, -1 not to be had */
+};
+
+void nvcc_passes_init(struct nvcc_passes *ps, const struct session *s, const char *nvcc);
+void nvcc_passes_release(struct nvcc_passes *ps);
+
+/* The passes over inv (the line plan was made from, for nvcc): targets, link, modules. before
+ * and after (may be NULL) receive the target options as given and as rewritten. Fail open: a
+ * pass that cannot get its facts changes nothing. */
+void nvcc_plan(const struct session *s, const struct invocation *inv, const char *nvcc, struct plan *plan,
+	       struct nvcc_passes *ps, struct link_result *link, struct argv *before, struct argv *after);
+
+/* The link pass over a request of CC mode (nvcc NULL: the toolkit is looked for quietly). */
+void nvcc_link_request_pass(const struct session *s, struct link_request *req, const char *nvcc,
+			    struct plan *plan, struct link_result *res);
+
+/* The launcher (plan->tool, when it is not nvcc) goes in front of every command the modules
+ * pass split the line into. */
+void nvcc_modules_launcher(struct nvcc_passes *ps, const struct plan *plan, const char *nvcc);
+
+/* Says the plan's notes: CC mode's routine notes at verbosity verbose, every other as a rewrite. */
+void nvcc_print_notes(const struct plan *plan);
+
+/* Runs the plan and logs it. With nothing to do afterwards nvshim replaces itself with the
+ * tool; otherwise it waits. A run that nvshim may look at afterwards runs with its stderr held:
+ * a link that may fail for want of -lcuda runs once more with `retry` added when it fails on an
+ * undefined driver symbol (rule link.retry); a watched compile (`watch`, crash.h) goes to
+ * crash_after_run(), which passes the stderr on and explains crashes and resource errors;
+ * otherwise the stderr is passed on unchanged. Returns the exit status. */
+int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
+	     const struct crash_context *watch);
+
+/* nvcc mode from the passes' plan on: the notes, the gates, the launcher, the line (an options
+ * file when long), then the run (the modules pass's commands, crash watching) and what follows
+ * it. `name` and `given`: the command nvshim was given (nvcc, or the host compiler's name in CC
+ * mode), for the log and to tell whether the line changed. */
+int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *inv, struct plan *plan,
+		 struct nvcc_passes *ps, struct link_result *link, const char *name, char **given,
+		 size_t ngiven);
+
+/* nvcc mode on args[0..n): returns the exit status. */
+int nvcc_main(int n, char **args);
+
+#endif

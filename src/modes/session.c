@@ -1,0 +1,161 @@
+#include "modes/session.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libiberty.h>
+
+#include "core/cache.h"
+#include "core/diag.h"
+#include "core/fault.h"
+#include "core/launcher.h"
+#include "core/logfile.h"
+#include "core/runner.h"
+
+const char *session_env(const char *name)
+{
+	return getenv(name);
+}
+
+void session_init(struct session *s, int n, char **args)
+{
+	session_init_report(s, n, args, 1);
+}
+
+void session_init_report(struct session *s, int n, char **args, int report)
+{
+	s->start_ms = runner_now_ms();
+	locate_self(&s->self);
+	argv_init(&s->args);
+	argv_init(&s->path_store);
+	argv_pushn(&s->args, args, (size_t)n);
+	config_init(&s->cfg, session_env);
+	config_default_paths(&s->paths, &s->path_store, s->self.exe_dir, session_env);
+	config_load(&s->cfg, &s->paths, session_env, &s->args);
+	if (report)
+		config_report(&s->cfg);
+	const char *why = "injected fault (NVSHIM_FAULT)";
+	if (s->cfg.cache_dir && *s->cfg.cache_dir &&
+	    (fault_inject("cache") || cache_dir_check(s->cfg.cache_dir, &why))) {
+		if (report)
+			warning("cache_dir %s %s: running without a cache", s->cfg.cache_dir, why);
+		free(s->cfg.cache_dir);
+		s->cfg.cache_dir = xstrdup("");
+	}
+}
+
+void session_release(struct session *s)
+{
+	config_release(&s->cfg);
+	argv_release(&s->path_store);
+	argv_release(&s->args);
+	locate_self_release(&s->self);
+}
+
+/* A file of libexec/nvshim that access() allows for `mode`: beside nvshim in a build tree, in
+ * <prefix>/libexec/nvshim when installed. Its resolved path (xmalloc'ed), or NULL. */
+char *session_libexec_file(const struct self *self, const char *name, int mode)
+{
+	if (!self->exe_dir)
+		return NULL;
+	static const char *const rel[] = { "/libexec/nvshim/", "/../libexec/nvshim/" };
+	for (size_t i = 0; i < 2; i++) {
+		char *p = concat(self->exe_dir, rel[i], name, NULL);
+		char real[PATH_MAX];
+		if (!access(p, mode) && realpath(p, real)) {
+			free(p);
+			return xstrdup(real);
+		}
+		free(p);
+	}
+	return NULL;
+}
+
+char *session_devices_helper(const struct self *self)
+{
+	return session_libexec_file(self, "nvshim-devices", X_OK);
+}
+
+char *session_preload_library(const struct self *self)
+{
+	return session_libexec_file(self, "libnvshim-preload.so", R_OK);
+}
+
+
+const struct devices *session_devices_load(void *arg)
+{
+	struct session_devices *l = arg;
+	if (!l->loaded) {
+		char *helper = session_devices_helper(&l->s->self);
+		devices_load(&l->d, session_env, l->s->cfg.cache_dir, helper);
+		free(helper);
+		l->loaded = 1;
+	}
+	return &l->d;
+}
+
+/* Exports the depth the real tool will see. */
+void session_enter_child(void)
+{
+	char buf[16];
+	snprintf(buf, sizeof(buf), "%d", locate_depth(session_env) + 1);
+	setenv(LOCATE_DEPTH_VAR, buf, 1);
+}
+
+int session_loop_guard(void)
+{
+	int depth = locate_depth(session_env);
+	if (depth < 1)
+		return 0;
+	return error("nvshim was started again by the nvcc it ran (%s=%d): the 'real' nvcc leads back "
+		     "to nvshim; set NVSHIM_NVCC to the toolkit's nvcc (for example "
+		     "/usr/local/cuda/bin/nvcc)",
+		     LOCATE_DEPTH_VAR, depth);
+}
+
+/* After nvcc ran: the log line (log_file), and the exit status (1 when strict made a warning
+ * an error). */
+int session_ran(const struct session *s, const struct plan *plan, const struct argv *argv_in, int status)
+{
+	if (s->cfg.log_file && *s->cfg.log_file) {
+		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &plan->notes, status,
+					   runner_now_ms() - s->start_ms };
+		logfile_write(s->cfg.log_file, &e);
+	}
+	return status == 0 && diag_strict_errors() ? 1 : status;
+}
+
+/* Puts the launcher setting's program in front of nvcc when this invocation compiles. Returns 0,
+ * or -1 after a warning when the launcher cannot be found (nvcc then runs without it). */
+int session_add_launcher(const struct session *s, int wanted, struct plan *plan)
+{
+	if (!s->cfg.launcher || !*s->cfg.launcher || !wanted)
+		return 0;
+	char *path, *why;
+	if (launcher_find(s->cfg.launcher, session_env, &s->self, &path, &why)) {
+		const struct config_item *item = config_item_find("launcher");
+		warning("%s (%s); nvcc runs without it", why,
+			s->cfg.origin[item - config_items]);
+		free(why);
+		return -1;
+	}
+	launcher_apply(plan, path);
+	diag_note(VERBOSITY_VERBOSE, "runs nvcc through the launcher %s", path);
+	free(path);
+	return 0;
+}
+
+void session_devices_init(struct session_devices *sd, const struct session *s)
+{
+	memset(sd, 0, sizeof(*sd));
+	sd->s = s;
+	devices_init(&sd->d);
+}
+
+void session_devices_release(struct session_devices *sd)
+{
+	devices_release(&sd->d);
+}

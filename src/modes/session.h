@@ -1,0 +1,73 @@
+/* session: what every mode and command starts from.
+ *
+ * A session is who nvshim is (locate.h: its executable and directory), the settings (config.h,
+ * every layer read, `--nvshim-*` options taken out) and the arguments left for the tool. Around
+ * it, the pieces every mode shares:
+ *   - the files of libexec/nvshim (the GPU helper, the preload library);
+ *   - the GPUs, read only when a pass first asks (session_devices_load());
+ *   - the loop guard: the depth exported to the tools nvshim starts, and the error when an
+ *     nvshim finds itself started by its own nvcc;
+ *   - the launcher setting put in front of nvcc;
+ *   - after a run: the log line (log_file) and the exit status strict mode makes of it.
+ */
+#ifndef NVSHIM_SESSION_H
+#define NVSHIM_SESSION_H
+
+#include "core/argv.h"
+#include "core/config.h"
+#include "core/devices.h"
+#include "core/locate.h"
+#include "core/plan.h"
+
+struct session {
+	double start_ms;
+	struct self self;
+	struct config cfg;
+	struct argv path_store;
+	struct config_paths paths;
+	struct argv args; /* args[0..n) less nvshim's own options */
+};
+
+/* getenv(), as the loaders that take an environment function want it. */
+const char *session_env(const char *name);
+
+/* Reads the settings for args[0..n) and reports their problems (warnings). A cache_dir that
+ * cannot be used is emptied, with a warning. */
+void session_init(struct session *s, int n, char **args);
+/* The same; with report 0, nothing is said (a tool nvshim started runs quietly). */
+void session_init_report(struct session *s, int n, char **args, int report);
+void session_release(struct session *s);
+
+/* A file of libexec/nvshim that access() allows for `mode`: beside nvshim in a build tree, in
+ * <prefix>/libexec/nvshim when installed. Its resolved path (xmalloc'ed), or NULL. */
+char *session_libexec_file(const struct self *self, const char *name, int mode);
+/* libexec/nvshim/nvshim-devices and libexec/nvshim/libnvshim-preload.so, or NULL. */
+char *session_devices_helper(const struct self *self);
+char *session_preload_library(const struct self *self);
+
+/* The GPUs, read at the first session_devices_load(&sd) (devices.h: the override, the cache,
+ * the helper). */
+struct session_devices {
+	const struct session *s;
+	struct devices d;
+	int loaded;
+};
+void session_devices_init(struct session_devices *sd, const struct session *s);
+void session_devices_release(struct session_devices *sd);
+/* arg: a struct session_devices (the shape the passes' contexts take). */
+const struct devices *session_devices_load(void *arg);
+
+/* Exports the depth the tools nvshim starts will see (locate.h: LOCATE_DEPTH_VAR). */
+void session_enter_child(void);
+/* 0, or -1 after an error when this nvshim was started by an nvcc nvshim started. */
+int session_loop_guard(void);
+
+/* Puts the launcher setting's program in front of nvcc when `wanted`. Returns 0, or -1 after a
+ * warning when the launcher cannot be found (nvcc then runs without it). */
+int session_add_launcher(const struct session *s, int wanted, struct plan *plan);
+
+/* After the tool ran: the log line (log_file) for the command nvshim was given (argv_in) and
+ * the one it ran; returns the exit status (1 when strict made a warning an error). */
+int session_ran(const struct session *s, const struct plan *plan, const struct argv *argv_in, int status);
+
+#endif

@@ -1,0 +1,136 @@
+/* modules: the pass that gives each CUDA source the requested targets it can build for.
+ *
+ * For every CUDA source of a compile, each requested (virtual arch, code) pair is kept,
+ * dropped or upgraded, by the first of these that knows (each names its rule in its note):
+ *   modules.rules  [module "GLOB"] rules of the configuration (rules.h): drop, min_arch,
+ *                  max_arch, require
+ *   modules.scan   what a scan of the source and its project headers is sure of (scan.h):
+ *                  a pair that certainly fails is upgraded to the first of its raised, f or a
+ *                  forms that the scan does not rule out, else dropped; sm_NN is upgraded to
+ *                  sm_NNa (or f) when the source has code only that form compiles
+ *   modules.probe  the verdict of an earlier probe, cached (verdict.h): a failing unit is
+ *                  replaced by a passing raised/f/a form, else dropped
+ * Upgrades keep nvcc's single-pass form (-gencode=arch=compute_90a,code=[sm_90a,compute_90a]).
+ * A source for which nothing would remain builds the requested list unchanged (never an empty
+ * build): nvcc's own failure then says why, and the probe names every target's first error.
+ * Sources that end with the same list and flags share one nvcc command; otherwise one command
+ * per distinct list (-c a.cu b.cu -> one command per list, outputs where nvcc puts them; a
+ * compile-and-link compiles each list into a private directory and links the objects).
+ * When a dropped target leaves an installed GPU without code, a note says so.
+ *
+ * The pass reads files (the sources, their project headers, the rules directory, the verdict
+ * cache) but runs nothing. modules_run() runs the commands: with stderr held, so that an
+ * architecture-related failure (diagnose.h) can be probed — each unit of the failing source
+ * compiled on its own (-cubin into a private directory), `jobs` at a time — and retried once
+ * with the new verdict, and so that a failure nvshim cannot fix reaches the user exactly as nvcc
+ * printed it.
+ */
+#ifndef NVSHIM_MODULES_H
+#define NVSHIM_MODULES_H
+
+#include "core/arch.h"
+#include "core/config.h"
+#include "core/devices.h"
+#include "core/invocation.h"
+#include "core/plan.h"
+#include "core/rules.h"
+#include "core/runner.h"
+#include "passes/scan.h"
+#include "core/toolkit.h"
+#include "passes/verdict.h"
+
+struct modules_context {
+	const struct config *cfg;
+	const struct toolkit *tk;
+	const struct devices *(*devices)(void *arg);
+	void *devices_arg;
+	const char *nvcc;    /* the real nvcc, part of the verdict key */
+	const char *exe_dir; /* nvshim's directory: the shipped rules are found from it */
+	const char *cwd;     /* NULL: getcwd() */
+	/* A command that failed and that no probe or retry mends: passes its held stderr on (and may
+	 * diagnose it: crash.h). NULL: the stderr is written out as it is. */
+	void (*failed)(void *arg, const struct argv *ran, struct run_result *res, char **held);
+	void *failed_arg;
+};
+
+struct module_source {
+	char *path; /* as given */
+	char *abs;
+	size_t pos;                /* its element in the analysed command line */
+	struct arch_list list;     /* the targets it builds */
+	struct argv flags;         /* extra arguments from rules */
+	struct rule_effect rules;
+	struct scan scan;
+	int scanned;
+	char key[33];              /* verdict key, "" when there is none */
+	struct verdict verdict;
+	int group;
+};
+
+struct modules_group {
+	struct argv argv; /* the command; argv[0] is nvcc's path */
+	struct arch_list list;
+	struct argv flags;
+	char *objdir;     /* a split compile-and-link: where this group's objects go */
+};
+
+struct modules_plan {
+	int active;   /* the pass looked at this invocation */
+	int hold;     /* run with stderr held: a failure may be probed */
+	enum inv_mode mode;
+	int rdc;
+	struct arch_list requested;
+	struct module_source *src;
+	size_t nsrc;
+	struct modules_group *groups;
+	size_t ngroups;
+	struct argv link;  /* after the groups: the link command of a split compile-and-link */
+	char *tmpdir;      /* its private directory */
+	struct argv base;  /* every probe's arguments: no target, mode, output or input */
+	struct argv defines;
+	struct argv explain; /* one line per source for `nvshim explain` */
+};
+
+void modules_plan_init(struct modules_plan *mp);
+/* Frees everything and removes the private directory of a split link. */
+void modules_plan_release(struct modules_plan *mp);
+
+/* 1 if the pass has something to do for this invocation (toolkit facts are then worth having). */
+int modules_wanted(const struct invocation *inv, const struct config *cfg);
+
+/* Plans the invocation: inv is plan->argv[1..] parsed (after the targets pass). With one
+ * command, plan->argv becomes it; with several, they are in mp->groups (and mp->link). Adds
+ * notes to plan. Returns 1 if the commands differ from plan->argv as it was. */
+int modules_pass(const struct invocation *inv, const struct modules_context *ctx, struct plan *plan,
+		 struct modules_plan *mp);
+
+/* The list source i builds with its rules, scan and verdict as they are now. */
+void modules_source_list(const struct modules_plan *mp, size_t i, const struct modules_context *ctx,
+			 struct arch_list *out, struct plan *notes);
+
+/* 1 if no requested target of source i is known to build, with one line per target in *lines:
+ * "sm_75: <its first error line, or the reason>". *certain (may be NULL) is set when a rule or
+ * the scan, not only the probe, ruled targets out. */
+int modules_source_impossible(const struct modules_plan *mp, size_t i, const struct modules_context *ctx,
+			      struct argv *lines, int *certain);
+
+/* The probe unit of a pair: "compute_90:sm_90" (a PTX code is checked by assembling it for its
+ * own arch), or NULL for an LTO code, which is not probed. xmalloc'ed. */
+char *modules_unit(const struct target *t);
+/* The forms a failing pair may be upgraded to, best first: the virtual arch raised to the code's,
+ * then the f and a forms the toolkit accepts. */
+size_t modules_candidates(const struct target *t, const struct toolkit *tk, struct target out[3]);
+
+enum modules_outcome { MODULES_DONE, MODULES_RETRY };
+
+/* Runs the planned commands (plan->argv, or the groups and the link). On an architecture-related
+ * failure with allow_probe, probes the failing sources, stores their verdicts and returns
+ * MODULES_RETRY when they change a list (the caller plans again and calls this once more without
+ * probing); otherwise prints the held stderr as nvcc wrote it (and, when no requested target of a
+ * source builds, one error naming each target and its first error line) and returns
+ * MODULES_DONE with res->status. A link that fails on an undefined driver symbol runs once more
+ * with `retry` added (the link pass's rule link.retry), as execute() does for other commands. */
+enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, const struct modules_context *ctx,
+				 int allow_probe, const struct argv *retry, struct run_result *res);
+
+#endif

@@ -1,0 +1,416 @@
+/* modules_run(): the commands the modules pass planned, the probe, and the held stderr. */
+#include "passes/modules.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libiberty.h>
+
+#include "core/cache.h"
+#include "core/diag.h"
+#include "core/fault.h"
+#include "diagnose/diagnose.h"
+#include "passes/link.h"
+
+static unsigned jobs_of(const struct config *cfg)
+{
+	if (cfg->jobs)
+		return (unsigned)cfg->jobs;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+
+/* Why a probe failed, and its first error line, from its stderr. Returns -1 when it printed no
+ * error at all (it could not run, it was killed): nothing is learnt, nothing is recorded. */
+static int probe_reason(const char *err_file, int status, char **reason, char **first)
+{
+	char *text = cache_read(err_file);
+	struct diagnosis d;
+	diagnose_init(&d);
+	diagnose_stderr(&d, text ? text : "");
+	const struct diagnose_finding *f = NULL;
+	for (size_t i = 0; i < d.n && !f; i++)
+		if (d.v[i].kind != DIAGNOSE_ERROR)
+			f = &d.v[i];
+	const struct diagnose_finding *any = d.n ? &d.v[0] : NULL;
+	if (f || any) {
+		const char *line = (f ? f : any)->text;
+		const char *e = strstr(line, "; error   : ");
+		*reason = diagnose_reason(f ? f : any);
+		/* "ptxas /tmp/tmpxft_..ptx, line 26; error   : X": the temporary file says nothing */
+		*first = !strncmp(line, "ptxas ", 6) && e ? concat("ptxas error   : ", e + 12, NULL) : xstrdup(line);
+	}
+	(void)status;
+	diagnose_release(&d);
+	free(text);
+	return f || any ? 0 : -1;
+}
+
+/* The files nvcc -E read, from its line markers. */
+static void deps_of(const char *ii, struct argv *deps)
+{
+	char *text = cache_read(ii);
+	struct argv seen = ARGV_INIT;
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (line[0] == '#' && line[1] == ' ' && line[2] >= '0' && line[2] <= '9') {
+			char *q = strchr(line, '"');
+			char *e = q ? strrchr(q + 1, '"') : NULL;
+			if (e && q[1] != '<') {
+				*e = '\0';
+				int dup = 0;
+				for (size_t i = 0; i < seen.n && !dup; i++)
+					dup = !strcmp(seen.v[i], q + 1);
+				if (!dup) {
+					argv_push(&seen, q + 1);
+					char *dep = verdict_dep(q + 1);
+					if (dep)
+						argv_push_owned(deps, dep);
+				}
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	argv_release(&seen);
+	free(text);
+}
+
+struct probe {
+	char *unit;
+	struct target t;
+	struct argv args;
+	char *err;
+	char *out;
+};
+
+static void probe_command(const struct modules_plan *mp, const char *nvcc, const struct module_source *s,
+			  const struct target *t, const char *dir, size_t k, struct probe *p)
+{
+	char v[32], c[32];
+	struct target u = *t;
+	int ptx = mp->mode == MODE_PTX;
+	if (u.code.kind != ARCH_REAL || ptx)
+		u.code = ptx ? u.virt : arch_as(&u.virt, ARCH_REAL);
+	argv_init(&p->args);
+	argv_push(&p->args, nvcc);
+	argv_pushn(&p->args, mp->base.v, mp->base.n);
+	if (mp->rdc && (mp->mode == MODE_DEVICE_C || mp->mode == MODE_DEVICE_W))
+		argv_push(&p->args, "-rdc=true");
+	argv_push(&p->args, ptx ? "-ptx" : "-cubin");
+	argv_pushf(&p->args, "-gencode=arch=%s,code=%s", arch_format(&u.virt, v, sizeof(v)),
+		   arch_format(&u.code, c, sizeof(c)));
+	argv_push(&p->args, "-o");
+	argv_pushf(&p->args, "%s/u%lu.%s", dir, (unsigned long)k, ptx ? "ptx" : "cubin");
+	argv_push(&p->args, s->path);
+	p->err = xasprintf("%s/u%lu.err", dir, (unsigned long)k);
+	p->out = NULL;
+}
+
+/* Runs the probes of one round; records each unit in the verdict. */
+static void run_round(struct probe *pv, size_t n, const struct config *cfg, struct verdict *v,
+		      const char *nvcc, const char *dir, const char *src_path, struct argv *pp_deps,
+		      const struct argv *pp_base)
+{
+	struct runner_job *jobs = XCNEWVEC(struct runner_job, n + 1);
+	struct argv pp = ARGV_INIT;
+	char *ii = NULL;
+	for (size_t i = 0; i < n; i++) {
+		jobs[i].path = nvcc;
+		jobs[i].args = &pv[i].args;
+		jobs[i].err_file = pv[i].err;
+	}
+	size_t total = n;
+	if (pp_deps) {
+		/* the preprocessed source names every file it came from */
+		ii = xasprintf("%s/pp.ii", dir);
+		argv_push(&pp, nvcc);
+		argv_pushn(&pp, pp_base->v, pp_base->n);
+		argv_push(&pp, "-E");
+		argv_push(&pp, src_path);
+		jobs[total].path = nvcc;
+		jobs[total].args = &pp;
+		jobs[total].out_file = ii;
+		total++;
+	}
+	double t0 = runner_now_ms();
+	runner_run_many(jobs, total, (unsigned)(cfg->jobs ? cfg->jobs : jobs_of(cfg)));
+	diag_note(VERBOSITY_VERBOSE, "modules: %zu probe compile%s in %.0f ms", n, n == 1 ? "" : "s",
+		  runner_now_ms() - t0);
+	for (size_t i = 0; i < n; i++) {
+		if (!jobs[i].res.status) {
+			verdict_set(v, pv[i].unit, 1, "", "");
+			continue;
+		}
+		char *reason = NULL, *first = NULL;
+		if (!jobs[i].res.signal && !probe_reason(pv[i].err, jobs[i].res.status, &reason, &first))
+			verdict_set(v, pv[i].unit, 0, reason, first);
+		else
+			diag_note(VERBOSITY_VERBOSE, "modules: the probe of %s for %s said nothing (status %d); "
+				  "not recorded", src_path, pv[i].unit, jobs[i].res.status);
+		free(reason);
+		free(first);
+	}
+	if (pp_deps && !jobs[n].res.status)
+		deps_of(ii, pp_deps);
+	free(ii);
+	argv_release(&pp);
+	free(jobs);
+}
+
+static void free_probes(struct probe *pv, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(pv[i].unit);
+		argv_release(&pv[i].args);
+		free(pv[i].err);
+		free(pv[i].out);
+	}
+	free(pv);
+}
+
+static int has_unit(struct probe *pv, size_t n, const char *unit)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(pv[i].unit, unit))
+			return 1;
+	return 0;
+}
+
+/* Probes every unit of the list source i was built with, and then the upgrades of those that
+ * fail, unless the verdict has them. Returns the number of probes run. */
+static size_t probe_source(struct modules_plan *mp, size_t i, const struct modules_context *ctx, const char *nvcc)
+{
+	struct module_source *s = &mp->src[i];
+	const struct config *cfg = ctx->cfg;
+	size_t ran = 0;
+	if (!s->key[0])
+		return 0;
+	if (fault_inject("probe")) {
+		warning("modules: cannot probe %s: injected fault (NVSHIM_FAULT)", s->path);
+		return 0;
+	}
+	const char *base = getenv("TMPDIR");
+	char *dir = concat(base && *base ? base : "/tmp", "/nvshim-probe-XXXXXX", NULL);
+	if (!mkdtemp(dir)) {
+		warning("modules: cannot make a directory for probes: %s", strerror(errno));
+		free(dir);
+		return 0;
+	}
+	int fd = verdict_lock(cfg->cache_dir, s->key);
+	/* another build may have probed it meanwhile */
+	struct verdict fresh;
+	verdict_init(&fresh);
+	if (!verdict_load(&fresh, cfg->cache_dir, s->key)) {
+		verdict_release(&s->verdict);
+		s->verdict = fresh;
+	}
+	for (int round = 0; round < 2; round++) {
+		struct probe *pv = NULL;
+		size_t n = 0;
+		for (size_t k = 0; k < s->list.n; k++) {
+			struct target cand[3];
+			size_t nc = 1;
+			cand[0] = s->list.v[k];
+			if (round == 1) {
+				char *u = modules_unit(&s->list.v[k]);
+				const struct verdict_unit *vu = u ? verdict_find(&s->verdict, u) : NULL;
+				free(u);
+				nc = vu && !vu->pass ? modules_candidates(&s->list.v[k], ctx->tk, cand) : 0;
+			}
+			for (size_t c = 0; c < nc; c++) {
+				char *u = modules_unit(&cand[c]);
+				if (!u || verdict_find(&s->verdict, u) || has_unit(pv, n, u)) {
+					free(u);
+					continue;
+				}
+				pv = XRESIZEVEC(struct probe, pv, n + 1);
+				pv[n].unit = u;
+				pv[n].t = cand[c];
+				probe_command(mp, nvcc, s, &cand[c], dir, ran + n, &pv[n]);
+				n++;
+			}
+		}
+		int want_deps = round == 0 && !s->verdict.deps.n;
+		if (n || want_deps)
+			run_round(pv, n, cfg, &s->verdict, nvcc, dir, s->path, want_deps ? &s->verdict.deps : NULL,
+				  &mp->base);
+		ran += n;
+		free_probes(pv, n);
+	}
+	if (ran && verdict_store(&s->verdict, cfg->cache_dir, s->key))
+		warning("modules: cannot store the verdict for %s in %s: %s", s->path, cfg->cache_dir,
+			strerror(errno));
+	verdict_unlock(fd);
+	cache_remove_dir(dir);
+	free(dir);
+	return ran;
+}
+
+/* Runs one command, through an options file when it is long. */
+static int run_one(const struct argv *argv, const struct config *cfg, int hold, struct run_result *res,
+		   char **held)
+{
+	struct plan p;
+	plan_init(&p, argv->v[0], argv->v + 1, argv->n - 1);
+	if (plan_finalize(&p, cfg->options_file_threshold, NULL) > 0)
+		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", p.options_file);
+	int rc = hold ? runner_run_held(p.tool, &p.argv, res, held) : runner_run(p.tool, &p.argv, res);
+	plan_release(&p);
+	return rc;
+}
+
+/* Only the messages nvcc printed, with its temporary names made alike. */
+static char *normalised(const char *line)
+{
+	char *s = xstrdup(line);
+	for (char *p = strstr(s, "tmpxft_"); p; p = strstr(p + 1, "tmpxft_"))
+		for (char *q = p + 7; *q && *q != '-' && *q != '.' && *q != ' '; q++)
+			*q = 'X';
+	return s;
+}
+
+/* The error for a source none of whose requested targets builds; nothing when every target
+ * failed the same way (a plain error, which nvcc's own output says best). */
+static void say_impossible(const struct modules_plan *mp, size_t i, const struct modules_context *ctx)
+{
+	struct argv lines = ARGV_INIT;
+	int certain;
+	if (!modules_source_impossible(mp, i, ctx, &lines, &certain) || lines.n < 1) {
+		argv_release(&lines);
+		return;
+	}
+	int differ = 0;
+	char *first = NULL;
+	for (size_t k = 0; k < lines.n; k++) {
+		const char *colon = strchr(lines.v[k], ':');
+		char *n = normalised(colon ? colon + 1 : lines.v[k]);
+		if (!first)
+			first = n;
+		else {
+			differ |= strcmp(first, n) != 0;
+			free(n);
+		}
+	}
+	free(first);
+	if (differ || certain || lines.n == 1) {
+		error("%s supports none of the requested targets [modules.probe]", mp->src[i].path);
+		for (size_t k = 0; k < lines.n; k++)
+			error("  %s", lines.v[k]);
+	}
+	argv_release(&lines);
+}
+
+/* Passes a failed command's held stderr on, through the context's hook when it has one. */
+static void pass_on_failure(const struct modules_context *ctx, const struct argv *ran,
+			    struct run_result *res, char **held)
+{
+	if (ctx->failed)
+		ctx->failed(ctx->failed_arg, ran, res, held);
+	else
+		runner_write_stderr(*held);
+}
+
+/* A link that failed on an undefined driver symbol: once more with the link pass's retry. */
+static int link_retry(struct argv *argv, const char *held, const struct argv *retry, struct plan *plan,
+		      const struct config *cfg, struct run_result *res)
+{
+	char *sym = retry && retry->n ? link_undefined_driver_symbol(held) : NULL;
+	if (!sym)
+		return 0;
+	char *added = argv_to_shell(retry);
+	plan_note(plan, "link.retry", "the link failed on an undefined reference to %s: running it again with %s",
+		  sym, added);
+	diag_rewrite("%s", plan->notes.v[plan->notes.n - 1]);
+	free(added);
+	free(sym);
+	argv_pushn(argv, retry->v, retry->n);
+	run_one(argv, cfg, 0, res, NULL);
+	return 1;
+}
+
+enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, const struct modules_context *ctx,
+				 int allow_probe, const struct argv *retry, struct run_result *res)
+{
+	size_t ncmd = mp->ngroups > 1 ? mp->ngroups + (mp->link.n ? 1 : 0) : 1;
+	int links = retry && retry->n;
+	res->status = 0;
+	for (size_t k = 0; k < ncmd; k++) {
+		int is_link = mp->ngroups > 1 && k == mp->ngroups;
+		struct argv *argv = mp->ngroups > 1 ? (is_link ? &mp->link : &mp->groups[k].argv) : &plan->argv;
+		int probe = mp->hold && !is_link;
+		int hold = probe || (links && (is_link || mp->ngroups <= 1));
+		char *held = NULL;
+		fflush(NULL);
+		run_one(argv, ctx->cfg, hold, res, &held);
+		if (!res->status || !hold) {
+			if (held)
+				runner_write_stderr(held);
+			free(held);
+			if (res->status)
+				return MODULES_DONE;
+			continue;
+		}
+		if (!probe) {
+			if (!link_retry(argv, held, retry, plan, ctx->cfg, res))
+				pass_on_failure(ctx, argv, res, &held);
+			free(held);
+			if (res->status)
+				return MODULES_DONE;
+			continue;
+		}
+		/* A failure: which sources, and is it about the targets? */
+		struct diagnosis d;
+		diagnose_init(&d);
+		diagnose_stderr(&d, held);
+		int arch = diagnose_arch_related(&d);
+		diagnose_release(&d);
+		if (arch && allow_probe && ctx->cfg->modules_probe) {
+			int changed = 0;
+			for (size_t i = 0; i < mp->nsrc; i++) {
+				struct module_source *s = &mp->src[i];
+				struct argv lines = ARGV_INIT;
+				int impossible = modules_source_impossible(mp, i, ctx, &lines, NULL);
+				argv_release(&lines);
+				/* what is known already (nothing builds) needs no probe */
+				if ((mp->ngroups > 1 && s->group != (int)k) || impossible)
+					continue;
+				diag_note(VERBOSITY_VERBOSE, "modules: nvcc failed on %s with an architecture-related "
+					  "error: building each target on its own", s->path);
+				probe_source(mp, i, ctx, ctx->nvcc);
+				struct arch_list now;
+				modules_source_list(mp, i, ctx, &now, NULL);
+				int same = now.n == s->list.n;
+				for (size_t t = 0; same && t < now.n; t++)
+					same = arch_equal(&now.v[t].virt, &s->list.v[t].virt) &&
+					       arch_equal(&now.v[t].code, &s->list.v[t].code);
+				changed |= !same;
+				arch_list_release(&now);
+			}
+			if (changed) {
+				free(held);
+				return MODULES_RETRY;
+			}
+		}
+		if (!arch && link_retry(argv, held, retry, plan, ctx->cfg, res)) {
+			free(held);
+			if (res->status)
+				return MODULES_DONE;
+			continue;
+		}
+		pass_on_failure(ctx, argv, res, &held);
+		free(held);
+		if (arch)
+			for (size_t i = 0; i < mp->nsrc; i++)
+				if (mp->ngroups <= 1 || mp->src[i].group == (int)k)
+					say_impossible(mp, i, ctx);
+		return MODULES_DONE;
+	}
+	return MODULES_DONE;
+}

@@ -1,0 +1,369 @@
+#include "passes/targets.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libiberty.h>
+
+#include "core/diag.h"
+
+static int is_target_option(const struct inv_arg *a)
+{
+	return a->what == ARG_OPTION && a->opt->kind == OPT_KIND_TARGET;
+}
+
+int targets_wanted(const struct invocation *inv, const struct config *cfg)
+{
+	if (inv->info || !inv->ninputs)
+		return 0;
+	for (size_t i = 0; i < inv->nargs; i++) {
+		const struct inv_arg *a = &inv->args[i];
+		/* CMake's compiler identification: its archs become the project's default. */
+		if (a->what == ARG_INPUT && strstr(lbasename(inv->expanded.v[a->pos]), "CMakeCUDACompilerId"))
+			return 0;
+	}
+	for (size_t i = 0; i < inv->nargs; i++)
+		if (is_target_option(&inv->args[i]))
+			return 1;
+	return !strcmp(cfg->when_no_arch, "devices");
+}
+
+int targets_run_on(const struct arch_list *l, unsigned cc)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct arch e = target_embedded(&l->v[i]);
+		if (e.kind == ARCH_LTO)
+			continue;
+		if (e.suffix == 'a') {
+			if (e.num == cc)
+				return 1;
+			continue;
+		}
+		if (e.num > cc)
+			continue;
+		/* Plain PTX is compiled for any newer GPU; SASS and family PTX serve their major. */
+		if ((e.kind == ARCH_VIRTUAL && !e.suffix) || e.num / 10 == cc / 10)
+			return 1;
+	}
+	return 0;
+}
+
+static void add_sass(struct arch_list *l, unsigned cc)
+{
+	struct target t = { { ARCH_VIRTUAL, cc, 0 }, { ARCH_REAL, cc, 0 } };
+	arch_list_add(l, &t);
+}
+
+static char *names_of(const struct argv *names)
+{
+	char *s = xstrdup("");
+	for (size_t i = 0; i < names->n; i++) {
+		char *n = concat(s, i ? ", " : "", names->v[i], NULL);
+		free(s);
+		s = n;
+	}
+	return s;
+}
+
+/* Adds targets for the compute capabilities of a comma list ("80,90", "sm_90"). */
+static int add_fallback(struct arch_list *l, const struct config *cfg, const struct toolkit *tk)
+{
+	struct devices d;
+	const char *why;
+	devices_init(&d);
+	if (!cfg->fallback_archs || !*cfg->fallback_archs || devices_parse(&d, cfg->fallback_archs, &why))
+		return 0;
+	size_t before = l->n;
+	for (size_t i = 0; i < d.n; i++) {
+		struct arch a = { ARCH_REAL, d.v[i].cc, 0 };
+		if (toolkit_accepts(tk, &a))
+			add_sass(l, d.v[i].cc);
+	}
+	devices_release(&d);
+	return l->n > before;
+}
+
+/* Adds the GPUs' targets; returns how many the toolkit accepts. Unsupported GPUs are named. */
+static int add_devices(struct arch_list *l, const struct devices *d, const struct toolkit *tk,
+		       struct argv *unsupported)
+{
+	size_t before = l->n;
+	for (size_t i = 0; d && i < d->n; i++) {
+		struct arch a = { ARCH_REAL, toolkit_renamed(tk, d->v[i].cc), 0 };
+		if (toolkit_accepts(tk, &a))
+			add_sass(l, a.num);
+		else if (unsupported)
+			argv_pushf(unsupported, "sm_%u", d->v[i].cc);
+	}
+	return (int)(l->n - before);
+}
+
+static struct arch renamed(const struct toolkit *tk, struct arch a)
+{
+	a.num = toolkit_renamed(tk, a.num);
+	return a;
+}
+
+/* Drops what the toolkit does not accept; returns the list of dropped names in *dropped. */
+/* 1 if nvcc would reject a target of the list: it does so in -E and -M too. */
+static int any_rejected(const struct arch_list *l, const struct toolkit *tk)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!toolkit_accepts(tk, &l->v[i].virt) || !toolkit_accepts(tk, &l->v[i].code))
+			return 1;
+	return 0;
+}
+
+static void drop_unsupported(struct arch_list *l, const struct toolkit *tk, struct argv *dropped,
+			     struct argv *mapped)
+{
+	struct arch_list out;
+	char a[32], b[32];
+	arch_list_init(&out);
+	for (size_t i = 0; i < l->n; i++) {
+		struct target t = l->v[i];
+		struct target r = { renamed(tk, t.virt), renamed(tk, t.code) };
+		if (!arch_equal(&r.code, &t.code) && toolkit_accepts(tk, &r.code))
+			argv_pushf(mapped, "%s -> %s", arch_format(&t.code, a, sizeof(a)),
+				   arch_format(&r.code, b, sizeof(b)));
+		t = r;
+		const char *why;
+		if (!toolkit_accepts(tk, &t.code)) {
+			arch_format(&l->v[i].code, a, sizeof(a));
+			int seen = 0;
+			for (size_t k = 0; k < dropped->n; k++)
+				seen |= !strcmp(dropped->v[k], a);
+			if (!seen)
+				argv_push(dropped, a);
+			continue;
+		}
+		if (!toolkit_accepts(tk, &t.virt)) {
+			/* The code survives: compile it from the lowest virtual arch the toolkit has. */
+			struct target raised = t;
+			int found = 0;
+			for (unsigned n = t.virt.num + 1; n <= t.code.num && !found; n++) {
+				raised.virt.num = n;
+				found = toolkit_accepts(tk, &raised.virt) && !target_check(&raised, &why);
+			}
+			if (!found) {
+				arch_format(&l->v[i].virt, a, sizeof(a));
+				argv_push(dropped, a);
+				continue;
+			}
+			if (t.code.kind == ARCH_VIRTUAL)
+				continue;
+			t = raised;
+		}
+		if (target_check(&t, &why))
+			continue;
+		arch_list_add(&out, &t);
+	}
+	arch_list_release(l);
+	*l = out;
+}
+
+static const char *devices_source(const struct devices *d) { return d && d->source ? d->source : "none"; }
+
+int targets_pass(const struct invocation *inv, const struct targets_context *ctx, struct plan *plan,
+		 struct argv *before, struct argv *after)
+{
+	const struct config *cfg = ctx->cfg;
+	const struct toolkit *tk = ctx->tk;
+	struct arch_list req, out;
+	char *why = NULL;
+	int changed = 0;
+	const struct devices *devs = NULL;
+#define DEVICES() (devs ? devs : (devs = ctx->devices(ctx->devices_arg)))
+
+	if (!tk || !tk->targets.n || !targets_wanted(inv, cfg))
+		return 0;
+	arch_list_init(&req);
+	arch_list_init(&out);
+	if (arch_list_from_invocation(&req, inv, &why)) {
+		/* nvcc reports its own errors best. */
+		diag_debug("targets left alone: %s", why);
+		free(why);
+		goto done;
+	}
+	if (before)
+		arch_list_to_args(&req, before);
+	/* -E and -M keep their targets unless nvcc would reject them there as in a compile (compiler
+	 * caches run nvcc -E or -M before each compile, and so do some Makefiles); then they get
+	 * the compile's list, whose __CUDA_ARCH_LIST__ the preprocessed text depends on. */
+	if ((inv->mode == MODE_PREPROCESS || inv->mode == MODE_DEPENDENCIES) &&
+	    (!cfg->targets_unsupported || req.native || req.all || req.all_major ||
+	     !any_rejected(&req, tk)))
+		goto done;
+
+	/* Where target options stand; all must be on the command line for a rewrite. */
+	for (size_t i = 0; i < inv->nargs; i++)
+		if (is_target_option(&inv->args[i]) && inv->argv_index[inv->args[i].pos] == INVOCATION_NOT_IN_ARGV) {
+			plan_note(plan, "targets", "target options from %s are left alone",
+				  invocation_source_name(inv->args[i].source));
+			goto done;
+		}
+
+	char version[32];
+	snprintf(version, sizeof(version), "%u.%u", tk->major, tk->minor);
+	if (!req.given) {
+		/* Only when_no_arch = devices gets here. */
+		if (!add_devices(&out, DEVICES(), tk, NULL)) {
+			arch_list_release(&out);
+			goto done;
+		}
+		struct argv args = ARGV_INIT;
+		arch_list_to_args(&out, &args);
+		char *list = names_of(&args);
+		plan_note(plan, "targets.no_arch", "no target given: building for the GPUs (%s): %s",
+			  devices_source(devs), list);
+		free(list);
+		argv_release(&args);
+	} else if (req.native) {
+		if (!cfg->targets_native)
+			goto done;
+		struct argv bad = ARGV_INIT;
+		int n = add_devices(&out, DEVICES(), tk, &bad);
+		if (bad.n) {
+			char *list = names_of(&bad);
+			plan_note(plan, "targets.native", "GPU %s not supported by nvcc %s; skipped", list,
+				  version);
+			free(list);
+		}
+		argv_release(&bad);
+		if (n) {
+			plan_note(plan, "targets.native", "-arch=native: building for the GPUs found (%s)",
+				  devices_source(devs));
+		} else if (add_fallback(&out, cfg, tk)) {
+			plan_note(plan, "targets.native", "-arch=native: no GPU found (%s); building for "
+				  "fallback_archs = %s", devices_source(devs), cfg->fallback_archs);
+		} else {
+			warning("-arch=native: no GPU found (%s) and fallback_archs is unset: nvcc builds "
+				"for its default target [targets.native]", devices_source(devs));
+			goto done;
+		}
+	} else if (req.all || req.all_major) {
+		goto done;
+	} else {
+		for (size_t i = 0; i < req.n; i++)
+			arch_list_add(&out, &req.v[i]);
+		/* -arch=sm_NNa: one arch-specific pass, not also a plain one. A mode that writes one
+		 * code instance (-cubin, -ptx, -optix-ir, -ltoir) already gets a single pass from nvcc,
+		 * and nvcc rejects it with two codes. */
+		const struct inv_arg *arch_opt = invocation_find(inv, "gpu-architecture");
+		struct arch a;
+		int one_code = inv->mode == MODE_CUBIN || inv->mode == MODE_PTX || inv->mode == MODE_OPTIX_IR ||
+			       inv->mode == MODE_LTOIR;
+		if (cfg->targets_arch_specific && !one_code && arch_opt && arch_opt->value && !invocation_find(inv, "gpu-code") &&
+		    !arch_parse(arch_opt->value, &a) && a.kind == ARCH_REAL && a.suffix == 'a') {
+			struct arch plain = { ARCH_VIRTUAL, a.num, 0 };
+			struct arch_list gencodes;
+			arch_list_init(&gencodes);
+			for (size_t i = 0; i < inv->nargs; i++) {
+				const struct inv_arg *g = &inv->args[i];
+				char *w = NULL;
+				if (g->what == ARG_OPTION && !strcmp(g->opt->name, "generate-code") && g->value)
+					arch_list_parse_gencode(&gencodes, g->value, &w);
+				free(w);
+			}
+			struct target implicit = { plain, plain };
+			int wanted = 0;
+			for (size_t i = 0; i < gencodes.n; i++)
+				wanted |= arch_equal(&gencodes.v[i].virt, &plain) && arch_equal(&gencodes.v[i].code, &plain);
+			arch_list_release(&gencodes);
+			for (size_t i = 0; i < out.n && !wanted; i++)
+				if (arch_equal(&out.v[i].virt, &implicit.virt) && arch_equal(&out.v[i].code, &implicit.code)) {
+					memmove(out.v + i, out.v + i + 1, (out.n - i - 1) * sizeof(out.v[0]));
+					out.n--;
+					plan_note(plan, "targets.arch_specific",
+						  "-arch=%s: one pass for compute_%ua, without nvcc's extra plain "
+						  "compute_%u pass", arch_opt->value, a.num, a.num);
+					break;
+				}
+		}
+		if (cfg->targets_unsupported) {
+			struct argv dropped = ARGV_INIT, mapped = ARGV_INIT;
+			drop_unsupported(&out, tk, &dropped, &mapped);
+			if (mapped.n) {
+				char *list = names_of(&mapped);
+				plan_note(plan, "targets.unsupported", "renamed %s for nvcc %s", list, version);
+				free(list);
+			}
+			if (dropped.n) {
+				char *list = names_of(&dropped);
+				plan_note(plan, "targets.unsupported", "dropped %s: not supported by nvcc %s", list,
+					  version);
+				free(list);
+			}
+			argv_release(&dropped);
+			argv_release(&mapped);
+			if (!out.n) {
+				if (add_devices(&out, DEVICES(), tk, NULL))
+					plan_note(plan, "targets.unsupported", "no requested target remains: "
+						  "building for the GPUs (%s)", devices_source(devs));
+				else if (add_fallback(&out, cfg, tk))
+					plan_note(plan, "targets.unsupported", "no requested target remains: "
+						  "building for fallback_archs = %s", cfg->fallback_archs);
+				else
+					plan_note(plan, "targets.unsupported", "no requested target remains and "
+						  "no GPU or fallback_archs is known: nvcc builds for its default");
+			}
+		}
+	}
+
+	/* Every GPU should find something it can run. */
+	if (out.n && strcmp(cfg->ensure_devices, "off") && !req.native) {
+		const struct devices *d = DEVICES();
+		for (size_t i = 0; d && i < d->n; i++) {
+			unsigned cc = toolkit_renamed(tk, d->v[i].cc);
+			struct arch a = { ARCH_REAL, cc, 0 };
+			if (targets_run_on(&out, cc) || !toolkit_accepts(tk, &a))
+				continue;
+			int ptx = !strcmp(cfg->ensure_devices, "ptx");
+			struct target t = { { ARCH_VIRTUAL, cc, 0 }, { ptx ? ARCH_VIRTUAL : ARCH_REAL, cc, 0 } };
+			arch_list_add(&out, &t);
+			plan_note(plan, "targets.ensure_devices", "added %s%u: no requested target runs on "
+				  "the GPU of compute capability %u.%u (%s)", ptx ? "compute_" : "sm_", cc,
+				  cc / 10, cc % 10, devices_source(d));
+		}
+	}
+
+	if (req.given && !req.native && arch_list_equal(&out, &req))
+		goto done;
+
+	/* Replace the target options where the first one stood. */
+	struct argv args = ARGV_INIT, rewritten = ARGV_INIT;
+	arch_list_to_args(&out, &args);
+	char *drop = XCNEWVEC(char, inv->argv.n + 1);
+	size_t first = inv->argv.n;
+	for (size_t i = 0; i < inv->nargs; i++) {
+		const struct inv_arg *a = &inv->args[i];
+		if (!is_target_option(a))
+			continue;
+		for (unsigned k = 0; k < a->span; k++) {
+			size_t idx = inv->argv_index[a->pos + k];
+			drop[idx] = 1;
+			if (idx < first)
+				first = idx;
+		}
+	}
+	argv_push(&rewritten, plan->argv.v[0]);
+	for (size_t i = 0; i <= inv->argv.n; i++) {
+		if (i == first)
+			argv_pushn(&rewritten, args.v, args.n);
+		if (i < inv->argv.n && !drop[i])
+			argv_push(&rewritten, inv->argv.v[i]);
+	}
+	argv_release(&plan->argv);
+	plan->argv = rewritten;
+	if (after)
+		argv_pushn(after, args.v, args.n);
+	free(drop);
+	argv_release(&args);
+	changed = 1;
+done:
+	arch_list_release(&req);
+	arch_list_release(&out);
+	return changed;
+#undef DEVICES
+}

@@ -1,0 +1,508 @@
+/* libnvshim-preload.so: the NVRTC functions and the nvrtc.* rules (preload.h). */
+#include "preload/preload.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <libiberty.h>
+
+#include "core/arch.h"
+#include "diagnose/diagnose.h"
+#include "preload/registry.h"
+#include "preload/rtc.h"
+
+typedef int (*create_fn)(void **, const char *, const char *, int, const char *const *, const char *const *);
+typedef int (*destroy_fn)(void **);
+typedef int (*compile_fn)(void *, int, const char *const *);
+typedef int (*name_expr_fn)(void *, const char *);
+typedef int (*get_fn)(void *, char *);
+typedef int (*size_fn)(void *, size_t *);
+typedef int (*version_fn)(int *, int *);
+typedef int (*count_fn)(int *);
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+void preload_nvrtc_facts(struct preload_lib *L)
+{
+	if (PL_SEEN(&L->facts_ready))
+		return;
+	pthread_mutex_lock(&L->facts_lock);
+	if (!L->facts_ready) {
+		version_fn version = PL_REAL(L, PL_nvrtcVersion, version_fn);
+		count_fn num = PL_REAL(L, PL_nvrtcGetNumSupportedArchs, count_fn);
+		count_fn archs = PL_REAL(L, PL_nvrtcGetSupportedArchs, count_fn);
+		int n = 0;
+		if (version)
+			version(&L->major, &L->minor);
+		/* NVRTC 11.2 and later; without them the arch rules have nothing to go by. */
+		if (num && archs && num(&n) == PL_NVRTC_SUCCESS && n > 0 && n <= 64 &&
+		    archs(L->archs) == PL_NVRTC_SUCCESS) {
+			L->narchs = (size_t)n;
+			qsort(L->archs, L->narchs, sizeof(int), cmp_int);
+		}
+		PL_PUBLISH(&L->facts_ready, 1);
+	}
+	pthread_mutex_unlock(&L->facts_lock);
+}
+
+/* The program's log from NVRTC itself (xmalloc'ed, "" when there is none). */
+static char *real_log(struct preload_lib *L, void *prog)
+{
+	size_fn size = PL_REAL(L, PL_nvrtcGetProgramLogSize, size_fn);
+	get_fn get = PL_REAL(L, PL_nvrtcGetProgramLog, get_fn);
+	size_t n = 0;
+	if (!size || !get || size(prog, &n) != PL_NVRTC_SUCCESS || !n)
+		return xstrdup("");
+	char *log = XNEWVEC(char, n + 1);
+	if (get(prog, log) != PL_NVRTC_SUCCESS)
+		log[0] = '\0';
+	log[n] = '\0';
+	return log;
+}
+
+int preload_nvrtcCreateProgram(struct preload_lib *L, int fn, void **prog, const char *src, const char *name,
+			       int n, const char *const *headers, const char *const *include_names)
+{
+	int r = PL_REAL(L, fn, create_fn)(prog, src, name, n, headers, include_names);
+	if (r == PL_NVRTC_SUCCESS && L->active && prog && *prog)
+		registry_create(*prog, L, src, name, n, headers, include_names);
+	return r;
+}
+
+int preload_nvrtcDestroyProgram(struct preload_lib *L, int fn, void **prog)
+{
+	void *handle = prog ? *prog : NULL;
+	int r = PL_REAL(L, fn, destroy_fn)(prog);
+	if (r == PL_NVRTC_SUCCESS && L->active && handle)
+		registry_destroy(handle);
+	return r;
+}
+
+int preload_nvrtcAddNameExpression(struct preload_lib *L, int fn, void *prog, const char *const expr)
+{
+	int r = PL_REAL(L, fn, name_expr_fn)(prog, expr);
+	if (r == PL_NVRTC_SUCCESS && L->active)
+		registry_name_expr(prog, expr);
+	return r;
+}
+
+static int get_output(struct preload_lib *L, int fn, int size_fn_index, enum registry_output kind, void *prog,
+		      char *out)
+{
+	int r = PL_REAL(L, fn, get_fn)(prog, out);
+	size_fn size = PL_REAL(L, size_fn_index, size_fn);
+	size_t n = 0;
+	if (r == PL_NVRTC_SUCCESS && L->active && out && size && size(prog, &n) == PL_NVRTC_SUCCESS)
+		registry_output(prog, kind, out, n);
+	return r;
+}
+
+int preload_nvrtcGetPTX(struct preload_lib *L, int fn, void *prog, char *out)
+{
+	return get_output(L, fn, PL_nvrtcGetPTXSize, REGISTRY_PTX, prog, out);
+}
+
+int preload_nvrtcGetCUBIN(struct preload_lib *L, int fn, void *prog, char *out)
+{
+	return get_output(L, fn, PL_nvrtcGetCUBINSize, REGISTRY_CUBIN, prog, out);
+}
+
+int preload_nvrtcGetLTOIR(struct preload_lib *L, int fn, void *prog, char *out)
+{
+	return get_output(L, fn, PL_nvrtcGetLTOIRSize, REGISTRY_LTOIR, prog, out);
+}
+
+int preload_nvrtcGetProgramLogSize(struct preload_lib *L, int fn, void *prog, size_t *size)
+{
+	int r = PL_REAL(L, fn, size_fn)(prog, size);
+	char *notes, *replacement;
+	if (r != PL_NVRTC_SUCCESS || !L->active || !size || !registry_log(prog, &notes, &replacement))
+		return r;
+	if (replacement)
+		*size = strlen(replacement) + 1;
+	if (notes)
+		*size += strlen(notes);
+	free(notes);
+	free(replacement);
+	return r;
+}
+
+int preload_nvrtcGetProgramLog(struct preload_lib *L, int fn, void *prog, char *log)
+{
+	char *notes = NULL, *replacement = NULL;
+	if (!L->active || !log || !registry_log(prog, &notes, &replacement))
+		return PL_REAL(L, fn, get_fn)(prog, log);
+	int r = PL_NVRTC_SUCCESS;
+	if (replacement)
+		strcpy(log, replacement);
+	else
+		r = PL_REAL(L, fn, get_fn)(prog, log);
+	if (r == PL_NVRTC_SUCCESS && notes)
+		strcat(log, notes);
+	free(notes);
+	free(replacement);
+	return r;
+}
+
+/* CUDA_VERSION of the cuda.h in dir (13000 for 13.0), or 0. */
+static int header_version(const char *dir)
+{
+	char *path = concat(dir, "/cuda.h", NULL);
+	FILE *f = fopen(path, "r");
+	free(path);
+	if (!f)
+		return 0;
+	char line[256];
+	int v = 0;
+	for (int i = 0; i < 2000 && !v && fgets(line, sizeof(line), f); i++)
+		sscanf(line, "#define CUDA_VERSION %d", &v);
+	fclose(f);
+	return v;
+}
+
+static int exists(const char *dir, const char *rel)
+{
+	struct stat sb;
+	char *p = concat(dir, "/", rel, NULL);
+	int ok = !stat(p, &sb);
+	free(p);
+	return ok;
+}
+
+/* The include directories of the toolkit of L's NVRTC that hold `header`: its own toolkit
+ * (<lib>/../include, as CUDA and the pip wheels lay them out), else $CUDA_HOME, $CUDA_PATH or
+ * /usr/local/cuda when their cuda.h has the same version. Pushes <inc> and <inc>/cccl (those
+ * that exist); returns 1 if one of them has the header. */
+static int toolkit_dirs(struct preload_lib *L, const char *header, struct argv *dirs)
+{
+	struct argv cand = ARGV_INIT;
+	const char *slash = strrchr(L->path, '/');
+	if (slash)
+		argv_pushf(&cand, "%.*s/../include", (int)(slash - L->path), L->path);
+	const char *vars[] = { getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda" };
+	for (size_t i = 0; i < 3; i++)
+		if (vars[i] && *vars[i])
+			argv_pushf(&cand, "%s/include", vars[i]);
+	int found = 0;
+	for (size_t i = 0; i < cand.n && !found; i++) {
+		char real[PATH_MAX];
+		if (!realpath(cand.v[i], real))
+			continue;
+		int own = slash && i == 0;
+		int v = own ? 0 : header_version(real);
+		if (!own && (v / 1000 != L->major || (v % 1000) / 10 != L->minor))
+			continue;
+		char *cccl = concat(real, "/cccl", NULL);
+		struct stat sb;
+		int have_cccl = !stat(cccl, &sb) && S_ISDIR(sb.st_mode);
+		if (exists(real, header) || (have_cccl && exists(cccl, header))) {
+			argv_push(dirs, real);
+			if (have_cccl)
+				argv_push(dirs, cccl);
+			found = 1;
+		}
+		free(cccl);
+	}
+	argv_release(&cand);
+	return found;
+}
+
+static void note(struct argv *notes, const char *rule, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note(struct argv *notes, const char *rule, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *text = xvasprintf(fmt, ap);
+	va_end(ap);
+	argv_pushf(notes, "%s [%s]", text, rule);
+	free(text);
+}
+
+static char *arch_name(const struct arch *a)
+{
+	char buf[32];
+	return xstrdup(arch_format(a, buf, sizeof(buf)));
+}
+
+/* What the program is called in notes. */
+static char *label_of(void *prog)
+{
+	char *name = registry_name(prog);
+	char *label = xasprintf("NVRTC program '%s'", name ? name : "(no name)");
+	free(name);
+	return label;
+}
+
+/* The first line of a log, for a note (xmalloc'ed). */
+static char *first_error(const char *log)
+{
+	char *msgs = rtc_log_messages(log);
+	msgs[strcspn(msgs, "\n")] = '\0';
+	return msgs;
+}
+
+/* A retry: compiles prog with `next`, which becomes the options in use (*use, *cur_n, *cur);
+ * the program's label is looked up for the note. Returns NVRTC's result. */
+static int compile_again(compile_fn compile, void *prog, const struct argv *next, struct argv *use,
+			 int *cur_n, const char *const **cur, char **label)
+{
+	int r = compile(prog, (int)next->n, (const char *const *)next->v);
+	argv_copy(use, next);
+	*cur_n = (int)use->n;
+	*cur = (const char *const *)use->v;
+	if (!*label)
+		*label = label_of(prog);
+	return r;
+}
+
+/* ptxas's resource errors in a failed program's log (a compile to SASS: -arch=sm_NN), each
+ * explained as nvcc mode explains them. */
+static void resource_notes(struct preload_lib *L, void *prog, int n, const char *const *options,
+			   char **label, struct argv *notes)
+{
+	char *log = real_log(L, prog);
+	struct diagnosis d;
+	diagnose_init(&d);
+	diagnose_stderr(&d, log);
+	if (diagnose_find(&d, DIAGNOSE_RESOURCE)) {
+		struct rtc_options o;
+		rtc_options_scan(&o, n, options);
+		struct argv why = ARGV_INIT;
+		diagnose_resource_notes(&d, o.arch_parsed ? o.arch_value : NULL, &why);
+		if (!*label)
+			*label = label_of(prog);
+		for (size_t i = 0; i < why.n; i++)
+			argv_pushf(notes, "%s: %s", *label, why.v[i]);
+		argv_release(&why);
+	}
+	diagnose_release(&d);
+	free(log);
+}
+
+int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n, const char *const *options)
+{
+	compile_fn compile = PL_REAL(L, fn, compile_fn);
+	if (!L->active)
+		return compile(prog, n, options);
+	const struct config *c = preload_config();
+	struct rtc_options o;
+	struct argv use = ARGV_INIT, next = ARGV_INIT, notes = ARGV_INIT;
+	char *label = NULL;
+	int rewritten = 0;
+	rtc_options_scan(&o, n, options);
+	preload_nvrtc_facts(L);
+	const unsigned oldest = L->narchs ? (unsigned)L->archs[0] : 0;
+
+	if (!o.narch && c->nvrtc_no_arch && L->narchs) {
+		const char *source;
+		unsigned gpu = preload_gpu(&source);
+		unsigned cc = gpu ? rtc_clamp(gpu, L->archs, L->narchs) : 0;
+		if (cc > oldest) {
+			char arch[32];
+			snprintf(arch, sizeof(arch), "compute_%u", cc);
+			rtc_options_with_arch(&use, n, options, arch);
+			rewritten = 1;
+			label = label_of(prog);
+			note(&notes, "nvrtc.no_arch",
+			     "%s: no -arch given: compiling for compute_%u, the GPU's (%s), instead of NVRTC's "
+			     "default compute_%u",
+			     label, cc, source, oldest);
+		}
+	} else if (o.arch_parsed && o.arch.kind != ARCH_LTO && c->nvrtc_clamp_arch && L->narchs &&
+		   !rtc_supported(o.arch.num, L->archs, L->narchs)) {
+		struct arch to = { o.arch.kind, rtc_clamp(o.arch.num, L->archs, L->narchs), '\0' };
+		char *name = arch_name(&to);
+		rtc_options_with_arch(&use, n, options, name);
+		rewritten = 1;
+		label = label_of(prog);
+		note(&notes, "nvrtc.clamp_arch",
+		     "%s: -arch=%s is %s the targets NVRTC %d.%d supports (%u to %u): compiling for %s", label,
+		     o.arch_value, o.arch.num > to.num ? "newer than" : "older than", L->major, L->minor,
+		     oldest, (unsigned)L->archs[L->narchs - 1], name);
+		free(name);
+	}
+
+	int cur_n = rewritten ? (int)use.n : n;
+	const char *const *cur = rewritten ? (const char *const *)use.v : options;
+	int r = compile(prog, cur_n, cur);
+	int first = r, retried = 0;
+	char *first_log = NULL;
+
+	if (r == PL_NVRTC_ERROR_COMPILATION && (c->nvrtc_include_dirs || c->nvrtc_retry_arch)) {
+		char *log = real_log(L, prog);
+		first_log = xstrdup(log);
+		char *header = c->nvrtc_include_dirs ? rtc_log_missing_header(log) : NULL;
+		struct argv dirs = ARGV_INIT;
+		if (header && toolkit_dirs(L, header, &dirs)) {
+			char *added = NULL;
+			argv_release(&next);
+			argv_pushn(&next, (char *const *)cur, (size_t)cur_n);
+			for (size_t i = 0; i < dirs.n; i++) {
+				if (rtc_options_has_include(cur_n, cur, dirs.v[i]))
+					continue;
+				argv_pushf(&next, "-I%s", dirs.v[i]);
+				char *more = concat(added ? added : "", added ? " " : "", "-I", dirs.v[i], NULL);
+				free(added);
+				added = more;
+			}
+			if (added) {
+				r = compile_again(compile, prog, &next, &use, &cur_n, &cur, &label);
+				retried = 1;
+				free(log);
+				log = r == PL_NVRTC_SUCCESS ? NULL : real_log(L, prog);
+				char *still = log ? rtc_log_missing_header(log) : NULL;
+				char *e = log ? first_error(log) : xstrdup("");
+				note(&notes, "nvrtc.include_dirs",
+				     "%s: \"%s\" was not found: compiled again with %s (the headers of NVRTC "
+				     "%d.%d's toolkit): %s%s%s",
+				     label, header, added, L->major, L->minor,
+				     r == PL_NVRTC_SUCCESS ? "that worked"
+				     : still	       ? "that failed too ("
+						       : "the headers were found, then the compile failed (",
+				     r == PL_NVRTC_SUCCESS ? "" : e, r == PL_NVRTC_SUCCESS ? "" : ")");
+				free(still);
+				free(e);
+			}
+			free(added);
+		}
+		argv_release(&dirs);
+		free(header);
+
+		if (r == PL_NVRTC_ERROR_COMPILATION && c->nvrtc_retry_arch && log) {
+			struct rtc_arch_failure f;
+			rtc_log_arch_failure(log, &f);
+			struct rtc_options now;
+			rtc_options_scan(&now, cur_n, cur);
+			struct arch from = { ARCH_VIRTUAL, oldest, '\0' };
+			if (now.arch_parsed)
+				from = now.arch;
+			const char *source = NULL;
+			unsigned gpu = f.need != RTC_NEED_NONE && from.kind != ARCH_LTO ? preload_gpu(&source) : 0;
+			struct arch to = from;
+			int go = 0;
+			if (gpu && f.need == RTC_NEED_NEWER && (!f.min || gpu >= f.min)) {
+				to.num = rtc_clamp(gpu, L->archs, L->narchs);
+				to.suffix = '\0';
+				go = to.num > from.num;
+			} else if (gpu && f.need == RTC_NEED_SPECIFIC && !from.suffix && gpu >= from.num &&
+				   gpu >= 90 && rtc_supported(gpu, L->archs, L->narchs)) {
+				to.num = gpu;
+				to.suffix = 'a';
+				go = 1;
+			}
+			if (go) {
+				char *was = arch_name(&from), *name = arch_name(&to);
+				argv_release(&next);
+				rtc_options_with_arch(&next, cur_n, cur, name);
+				r = compile_again(compile, prog, &next, &use, &cur_n, &cur, &label);
+				retried = 1;
+				char *why = first_error(f.line);
+				char *again = NULL;
+				if (r != PL_NVRTC_SUCCESS) {
+					char *log2 = real_log(L, prog);
+					char *e = first_error(log2);
+					again = *e ? concat(" (", e, ")", NULL) : NULL;
+					free(e);
+					free(log2);
+				}
+				note(&notes, "nvrtc.retry_arch",
+				     "%s: failed for %s with an error a newer target cures (%s): compiled again "
+				     "for %s, the GPU's (%s): %s%s",
+				     label, was, *why ? why : f.line, name, source,
+				     r == PL_NVRTC_SUCCESS ? "that worked" : "that failed too",
+				     again ? again : "");
+				free(again);
+				free(why);
+				free(was);
+				free(name);
+			}
+			rtc_arch_failure_release(&f);
+		}
+		free(log);
+	}
+
+	if (r != PL_NVRTC_SUCCESS && c->explain_resources)
+		resource_notes(L, prog, cur_n, cur, &label, &notes);
+	registry_compiled(prog, cur_n, cur);
+	if (notes.n) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+		for (size_t i = 0; i < notes.n; i++)
+			fprintf(m, "nvshim warning : %s\n", notes.v[i]);
+		fclose(m);
+		/* When a retry failed too, the program sees what it would have seen without nvshim. */
+		registry_set_log(prog, text, r != PL_NVRTC_SUCCESS && retried ? first_log : NULL);
+		free(text);
+		for (size_t i = 0; i < notes.n; i++)
+			preload_note(notes.v[i], label);
+	}
+	if (r != PL_NVRTC_SUCCESS && retried)
+		r = first;
+	free(first_log);
+	free(label);
+	argv_release(&use);
+	argv_release(&next);
+	argv_release(&notes);
+	return r;
+}
+
+unsigned preload_nvrtc_program_arch(unsigned id)
+{
+	struct registry_program p;
+	if (registry_get(id, &p))
+		return 0;
+	struct preload_lib *L = p.owner;
+	struct rtc_options o;
+	rtc_options_scan(&o, (int)p.options.n, (const char *const *)p.options.v);
+	unsigned num = o.arch_parsed ? o.arch.num : 0;
+	if (!num && L) {
+		preload_nvrtc_facts(L);
+		num = L->narchs ? (unsigned)L->archs[0] : 0;
+	}
+	registry_program_release(&p);
+	return num;
+}
+
+int preload_nvrtc_recompile(unsigned id, unsigned cc, char **log, char **name, unsigned *used_cc)
+{
+	struct registry_program p;
+	*log = NULL;
+	*name = NULL;
+	*used_cc = cc;
+	if (registry_get(id, &p))
+		return -1;
+	struct preload_lib *L = p.owner;
+	create_fn create = L ? PL_REAL(L, PL_nvrtcCreateProgram, create_fn) : NULL;
+	compile_fn compile = L ? PL_REAL(L, PL_nvrtcCompileProgram, compile_fn) : NULL;
+	destroy_fn destroy = L ? PL_REAL(L, PL_nvrtcDestroyProgram, destroy_fn) : NULL;
+	name_expr_fn expr = L ? PL_REAL(L, PL_nvrtcAddNameExpression, name_expr_fn) : NULL;
+	*name = xstrdup(p.name ? p.name : "(no name)");
+	if (!create || !compile || !destroy) {
+		registry_program_release(&p);
+		return -1;
+	}
+	preload_nvrtc_facts(L);
+	*used_cc = rtc_clamp(cc, L->archs, L->narchs);
+	struct argv opts = ARGV_INIT;
+	rtc_options_for_sass(&opts, (int)p.options.n, (const char *const *)p.options.v, *used_cc);
+	void *prog = NULL;
+	int r = create(&prog, p.source, p.name, (int)p.headers.n, (const char *const *)p.headers.v,
+		       (const char *const *)p.include_names.v);
+	if (r == PL_NVRTC_SUCCESS) {
+		for (size_t i = 0; expr && i < p.name_exprs.n; i++)
+			expr(prog, p.name_exprs.v[i]);
+		r = compile(prog, (int)opts.n, (const char *const *)opts.v);
+		*log = real_log(L, prog);
+		destroy(&prog);
+	}
+	argv_release(&opts);
+	registry_program_release(&p);
+	return r;
+}
