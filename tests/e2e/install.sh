@@ -15,7 +15,9 @@ done
 check "etc/nvshim.ini" test -s "$P/etc/nvshim.ini"
 check "etc/nvshim/gates.ini, the toolkit gates" cmp -s "$P/etc/nvshim/gates.ini" "$(dirname "$0")/../../config/gates.ini"
 check "etc/nvshim/modules.d: the shipped rules" test -s "$P/etc/nvshim/modules.d/vllm.ini" -a -s "$P/etc/nvshim/modules.d/flash-attention.ini"
-check "docs" test -s "$P/share/doc/nvshim/README.md" -a -s "$P/share/doc/nvshim/configuration.md"
+check "docs: the README, and the manual beside it as in the source tree" test -s "$P/share/doc/nvshim/README.md" \
+	-a -s "$P/share/doc/nvshim/docs/README.md" -a -s "$P/share/doc/nvshim/docs/configuration.md"
+check "docs: every page of docs/ is installed" diff <(cd "$(dirname "$0")/../../docs" && ls ./*.md) <(cd "$P/share/doc/nvshim/docs" && ls ./*.md)
 check "shell wrapper" test -x "$P/share/nvshim/nvshim-env.sh"
 check "man page nvshim(1)" test -s "$P/share/man/man1/nvshim.1"
 check "the man page is what nvshim help --man prints" cmp -s "$P/share/man/man1/nvshim.1" <("$P/bin/nvshim" help --man)

@@ -73,7 +73,8 @@ check "control: depends on the C library (dpkg-shlibdeps, for nvshim-devices)" g
 files=$(dpkg-deb -c "$deb" | awk '{print $NF}')
 check "data: the install tree under /usr" contains "$files" '^\./usr/bin/nvshim$' '^\./usr/libexec/nvshim/bin/nvcc$' \
 	'^\./usr/libexec/nvshim/nvshim-devices$' '^\./usr/etc/nvshim.ini$' '^\./usr/share/man/man1/nvshim.1$' \
-	'^\./usr/share/nvshim/nvshim-env.sh$' '^\./usr/share/doc/nvshim/README.md$'
+	'^\./usr/share/nvshim/nvshim-env.sh$' '^\./usr/share/doc/nvshim/README.md$' \
+	'^\./usr/share/doc/nvshim/docs/README.md$' '^\./usr/share/doc/nvshim/docs/configuration.md$'
 
 # Installed with dpkg into a root of its own.
 R=$WORK/root
