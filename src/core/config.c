@@ -145,6 +145,11 @@ const struct config_item config_items[] = {
 	ITEM(modules_probe, CONF_BOOL, 0, NULL,
 	     "When nvcc fails with an architecture-related error, build each target on its own, keep "
 	     "those that pass and retry once; verdicts are cached in cache_dir (rule modules.probe)."),
+	ITEM(modules_stubs, CONF_BOOL, 0, NULL,
+	     "After a compile, read the kernels nvcc wrote: a plain target (sm_90) on which kernels are "
+	     "compiled out that its a/f form builds (CUTLASS-style feature guards) gets that form, plain "
+	     "PTX kept; a target on which every kernel is an empty or trap stub while another target has "
+	     "the code is dropped; some stubs get a warning. Needs modules_probe (rule modules.stubs)."),
 	ITEM(jobs, CONF_SIZE, CONF_NEUTRAL, NULL,
 	     "How many probe compiles run at once. 0: the number of CPUs."),
 	ITEM(rules_dir, CONF_PATH, 0, NULL,
@@ -202,7 +207,7 @@ void config_init(struct config *c, config_getenv_fn env)
 	c->targets_unsupported = 1;
 	c->targets_native = 1;
 	c->targets_arch_specific = 1;
-	c->modules = c->modules_rules = c->modules_scan = c->modules_probe = 1;
+	c->modules = c->modules_rules = c->modules_scan = c->modules_probe = c->modules_stubs = 1;
 	argv_init(&c->module_rules);
 	c->link_lcuda = 1;
 	c->crash_bundles = 1;

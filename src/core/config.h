@@ -88,6 +88,7 @@ struct config {
 	int modules_rules;
 	int modules_scan;
 	int modules_probe;
+	int modules_stubs;
 	size_t jobs;          /* probes at once; 0: the number of CPUs */
 	char *rules_dir;      /* empty: <prefix>/etc/nvshim/modules.d */
 

@@ -492,6 +492,8 @@ int ar_index(const void *data, size_t size, struct ar_symbol **syms, size_t *n, 
 #define FATBIN_KIND_ELF 2
 #define FATBIN_FLAG_COMPRESS 0x2000u
 #define FATBIN_FLAG_COMPRESS_ZSTD 0x8000u
+#define FATBIN_FLAG_ARCH_SPECIFIC 0x100000u   /* sm_90a, read off nvcc 13.0 */
+#define FATBIN_FLAG_FAMILY_SPECIFIC 0x200000u /* sm_100f */
 
 /* The ELF header and the section-header count of a 64-bit ELF of this machine's byte order. */
 static int elf_header(const unsigned char *p, size_t size, Elf64_Ehdr *eh, uint64_t *shnum, char **why)
@@ -623,8 +625,13 @@ static int cubin_stacks(const unsigned char *p, size_t size, unsigned sm, elf_st
 	return rc;
 }
 
-/* The images of the fatbin containers in [d, d + size). */
-static int fatbin_stacks(const unsigned char *d, uint64_t size, elf_stack_fn fn, void *arg, char **why)
+/* One CUDA image (an ELF for EM_CUDA) of a file: its bytes, its target (0: unknown, read it
+ * from the image) and its fatbin entry's flags (0 for a cubin file). */
+typedef int (*image_fn)(const unsigned char *p, size_t size, unsigned sm, uint64_t flags, void *arg,
+			char **why);
+
+/* The images of the fatbin containers in [d, d + size); compressed ones are skipped. */
+static int fatbin_images(const unsigned char *d, uint64_t size, image_fn fn, void *arg, char **why)
 {
 	uint64_t at = 0;
 	while (at + 16 <= size) {
@@ -653,7 +660,7 @@ static int fatbin_stacks(const unsigned char *d, uint64_t size, elf_stack_fn fn,
 			if (ehsize < 64 || ehsize > end - e || psize > end - e - ehsize)
 				return fail(why, "a fatbin entry runs past its container");
 			if (kind == FATBIN_KIND_ELF && !(flags & (FATBIN_FLAG_COMPRESS | FATBIN_FLAG_COMPRESS_ZSTD)) &&
-			    cubin_stacks(d + e + ehsize, (size_t)psize, sm, fn, arg, why))
+			    fn(d + e + ehsize, (size_t)psize, sm, flags, arg, why))
 				return -1;
 			e += ehsize + psize;
 		}
@@ -662,7 +669,8 @@ static int fatbin_stacks(const unsigned char *d, uint64_t size, elf_stack_fn fn,
 	return 0;
 }
 
-int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, char **why)
+/* The CUDA images of a file: itself when it is a cubin, else those of its .nv_fatbin section. */
+static int cuda_images(const void *data, size_t size, image_fn fn, void *arg, char **why)
 {
 	const unsigned char *p = data;
 	Elf64_Ehdr eh;
@@ -671,7 +679,7 @@ int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, c
 	if (elf_header(p, size, &eh, &shnum, why))
 		return -1;
 	if (eh.e_machine == EM_CUDA)
-		return cubin_stacks(p, size, 0, fn, arg, why);
+		return fn(p, size, 0, 0, arg, why);
 	Elf64_Shdr sh = { 0 }, names = { 0 };
 	uint64_t strndx = eh.e_shstrndx;
 	if (strndx == SHN_XINDEX) {
@@ -688,8 +696,116 @@ int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, c
 			return -1;
 		const char *name = string_at(p, size, &names, sh.sh_name);
 		if (name && !strcmp(name, ".nv_fatbin") && sh.sh_type != SHT_NOBITS &&
-		    fatbin_stacks(p + sh.sh_offset, sh.sh_size, fn, arg, why))
+		    fatbin_images(p + sh.sh_offset, sh.sh_size, fn, arg, why))
 			return -1;
 	}
 	return 0;
+}
+
+struct stacks_arg {
+	elf_stack_fn fn;
+	void *arg;
+};
+
+static int image_stacks(const unsigned char *p, size_t size, unsigned sm, uint64_t flags, void *arg, char **why)
+{
+	struct stacks_arg *a = arg;
+	(void)flags;
+	return cubin_stacks(p, size, sm, a->fn, a->arg, why);
+}
+
+int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, char **why)
+{
+	struct stacks_arg a = { fn, arg };
+	return cuda_images(data, size, image_stacks, &a, why);
+}
+
+struct kernels_arg {
+	elf_kernel_fn fn;
+	void *arg;
+};
+
+/* The name of symbol `index` of an image's symbol table, or NULL. */
+static const char *symbol_name(const unsigned char *p, size_t size, const Elf64_Shdr *symtab,
+			       const Elf64_Shdr *strtab, uint64_t index)
+{
+	Elf64_Sym sym;
+	if (index >= symtab->sh_size / sizeof(sym))
+		return NULL;
+	memcpy(&sym, p + symtab->sh_offset + index * sizeof(sym), sizeof(sym));
+	return string_at(p, size, strtab, sym.st_name);
+}
+
+/* One image's kernels: their code sections' sizes, and what their relocations call. */
+static int image_kernels(const unsigned char *p, size_t size, unsigned sm, uint64_t flags, void *arg,
+			 char **why)
+{
+	struct kernels_arg *a = arg;
+	Elf64_Ehdr eh;
+	uint64_t shnum;
+	if (elf_header(p, size, &eh, &shnum, why))
+		return -1;
+	if (eh.e_machine != EM_CUDA)
+		return fail(why, "not a CUDA image");
+	if (!sm)
+		sm = p[EI_ABIVERSION] >= 8 ? (eh.e_flags >> 8) & 0xff : eh.e_flags & 0xff;
+	char suffix = flags & FATBIN_FLAG_ARCH_SPECIFIC ? 'a' : flags & FATBIN_FLAG_FAMILY_SPECIFIC ? 'f' : 0;
+	Elf64_Shdr symtab = { 0 }, strtab = { 0 }, sh;
+	int have = 0;
+	for (uint64_t i = 0; i < shnum && !have; i++) {
+		if (read_shdr(p, size, &eh, shnum, i, &sh, why) || section_data(size, &sh, why))
+			return -1;
+		if (sh.sh_type == SHT_SYMTAB) {
+			symtab = sh;
+			have = 1;
+		}
+	}
+	if (!have)
+		return 0;
+	if (symtab.sh_entsize != sizeof(Elf64_Sym) || read_shdr(p, size, &eh, shnum, symtab.sh_link, &strtab, why) ||
+	    section_data(size, &strtab, why))
+		return *why ? -1 : fail(why, "unexpected symbol size");
+	/* what the image's relocations name: bit 0 vprintf, bit 1 __assertfail (a call to either
+	 * goes through the constant bank, so it belongs to the image, not to one kernel) */
+	unsigned calls = 0;
+	for (uint64_t i = 0; i < shnum; i++) {
+		if (read_shdr(p, size, &eh, shnum, i, &sh, why))
+			return -1;
+		size_t esize = sh.sh_type == SHT_REL ? sizeof(Elf64_Rel) : sh.sh_type == SHT_RELA ? sizeof(Elf64_Rela) : 0;
+		if (!esize || !in_bounds(size, sh.sh_offset, sh.sh_size))
+			continue;
+		for (uint64_t off = 0; off + esize <= sh.sh_size; off += esize) {
+			Elf64_Rel r;
+			memcpy(&r, p + sh.sh_offset + off, sizeof(r));
+			const char *name = symbol_name(p, size, &symtab, &strtab, ELF64_R_SYM(r.r_info));
+			if (name && !strcmp(name, "vprintf"))
+				calls |= 1;
+			else if (name && !strcmp(name, "__assertfail"))
+				calls |= 2;
+		}
+	}
+	uint64_t nsyms = symtab.sh_size / sizeof(Elf64_Sym);
+	int rc = 0;
+	for (uint64_t k = 0; k < nsyms && !rc; k++) {
+		Elf64_Sym sym;
+		memcpy(&sym, p + symtab.sh_offset + k * sizeof(sym), sizeof(sym));
+		const char *name = string_at(p, size, &strtab, sym.st_name);
+		if (!name || ELF64_ST_TYPE(sym.st_info) != STT_FUNC || !(sym.st_other & STO_CUDA_ENTRY))
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= shnum || sym.st_shndx >= SHN_LORESERVE)
+			continue;
+		if (read_shdr(p, size, &eh, shnum, sym.st_shndx, &sh, why)) {
+			rc = -1;
+			break;
+		}
+		struct elf_cuda_kernel kernel = { name, sm, suffix, sh.sh_size, calls & 1, (calls >> 1) & 1 };
+		a->fn(&kernel, a->arg);
+	}
+	return rc;
+}
+
+int elf_cuda_kernels(const void *data, size_t size, elf_kernel_fn fn, void *arg, char **why)
+{
+	struct kernels_arg a = { fn, arg };
+	return cuda_images(data, size, image_kernels, &a, why);
 }

@@ -88,4 +88,18 @@ int ar_members(const void *data, size_t size, int (*fn)(const struct ar_member *
 typedef void (*elf_stack_fn)(const char *kernel, unsigned sm, unsigned long long stack, void *arg);
 int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, char **why);
 
+/* The kernels of the CUDA images in a file (the same images as elf_cuda_stacks()), one call
+ * per kernel and image, with what tells a compiled-out body from a real one: the size of its
+ * code section, and whether the image calls vprintf or __assertfail (its relocations name them;
+ * such calls go through the image's constant bank, so they cannot be told apart by kernel). */
+struct elf_cuda_kernel {
+	const char *name;            /* mangled, as in the image's .symtab */
+	unsigned sm;                 /* the image's target: 90 for sm_90 and sm_90a */
+	char suffix;                 /* 'a' (sm_90a), 'f' (sm_100f), or 0, from the fatbin entry */
+	unsigned long long code;     /* bytes of its code section */
+	unsigned printf : 1, assert : 1;
+};
+typedef void (*elf_kernel_fn)(const struct elf_cuda_kernel *k, void *arg);
+int elf_cuda_kernels(const void *data, size_t size, elf_kernel_fn fn, void *arg, char **why);
+
 #endif

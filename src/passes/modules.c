@@ -52,6 +52,8 @@ void modules_plan_release(struct modules_plan *mp)
 	if (mp->tmpdir)
 		cache_remove_dir(mp->tmpdir);
 	free(mp->tmpdir);
+	free(mp->output);
+	free(mp->odir);
 	arch_list_release(&mp->requested);
 	argv_release(&mp->link);
 	argv_release(&mp->base);
@@ -137,6 +139,12 @@ size_t modules_candidates(const struct target *t, const struct toolkit *tk, stru
 			out[n++] = r;
 	}
 	return n;
+}
+
+char *modules_stub_unit(const char *kind, const struct target *t)
+{
+	char v[32], c[32];
+	return xasprintf("%s:%s:%s", kind, arch_format(&t->virt, v, sizeof(v)), arch_format(&t->code, c, sizeof(c)));
 }
 
 static char *code_name(const struct target *t)
@@ -365,6 +373,32 @@ static enum decision decide(const struct module_source *s, const struct modules_
 		}
 		*why = xstrdup(vu->reason);
 		return DROP;
+	}
+
+	/* Kernels compiled out on this target, read from an earlier build's object (stubs.h). */
+	if (cfg->modules_stubs && cfg->modules_probe && t->code.kind != ARCH_LTO) {
+		char *su = modules_stub_unit("specific", t);
+		const struct verdict_unit *sv = verdict_find(&s->verdict, su);
+		free(su);
+		for (size_t i = 0; sv && !sv->pass && i < nc; i++) {
+			char *cu = modules_stub_unit("specific", &cand[i]);
+			const struct verdict_unit *cv = verdict_find(&s->verdict, cu);
+			free(cu);
+			if (cv && cv->pass) {
+				*out = cand[i];
+				*why = xstrdup(sv->reason);
+				*rule = "modules.stubs";
+				return UPGRADE;
+			}
+		}
+		su = modules_stub_unit("stubs", t);
+		sv = verdict_find(&s->verdict, su);
+		free(su);
+		if (sv && !sv->pass) {
+			*why = xstrdup(sv->reason);
+			*rule = "modules.stubs";
+			return DROP;
+		}
 	}
 
 	/* Code that only the arch-specific form compiles: plain sm_NN would build without it. */
@@ -608,6 +642,26 @@ static int rdc_of(const struct invocation *inv)
 }
 
 /* The object nvcc writes for a source compiled with -odir: DIR/<name without .cu>.o */
+static char *object_of(const char *dir, const char *src);
+
+char *modules_object(const struct modules_plan *mp, size_t i)
+{
+	const struct module_source *s = &mp->src[i];
+	if (mp->ngroups > 1 && mp->groups[s->group].objdir)
+		return object_of(mp->groups[s->group].objdir, s->path);
+	switch (mp->mode) {
+	case MODE_COMPILE:
+	case MODE_DEVICE_C:
+		if (mp->output)
+			return mp->nsrc == 1 ? xstrdup(mp->output) : NULL;
+		return object_of(mp->odir ? mp->odir : ".", s->path);
+	case MODE_LINK:
+		return mp->nsrc == 1 ? xstrdup(mp->output ? mp->output : "a.out") : NULL;
+	default:
+		return NULL;
+	}
+}
+
 static char *object_of(const char *dir, const char *src)
 {
 	const char *base = lbasename(src);
@@ -633,6 +687,9 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 	}
 	mp->active = 1;
 	mp->mode = inv->mode;
+	mp->output = inv->output ? xstrdup(inv->output) : NULL;
+	const struct inv_arg *odir = invocation_find(inv, "output-directory");
+	mp->odir = odir && odir->value ? xstrdup(odir->value) : NULL;
 	mp->rdc = rdc_of(inv);
 	mp->hold = cfg->modules_probe && !inv->dryrun && inv->mode != MODE_RUN;
 

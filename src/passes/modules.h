@@ -10,6 +10,10 @@
  *                  sm_NNa (or f) when the source has code only that form compiles
  *   modules.probe  the verdict of an earlier probe, cached (verdict.h): a failing unit is
  *                  replaced by a passing raised/f/a form, else dropped
+ *   modules.stubs  what an earlier build's object showed (stubs.h), cached in the verdict: a
+ *                  plain sm_NN whose kernels only the f/a form builds gets that form (its plain
+ *                  PTX kept, for forward compatibility); a target on which every kernel is a
+ *                  stub while another target has the code is dropped
  * Upgrades keep nvcc's single-pass form (-gencode=arch=compute_90a,code=[sm_90a,compute_90a]).
  * A source for which nothing would remain builds the requested list unchanged (never an empty
  * build): nvcc's own failure then says why, and the probe names every target's first error.
@@ -86,6 +90,8 @@ struct modules_plan {
 	size_t ngroups;
 	struct argv link;  /* after the groups: the link command of a split compile-and-link */
 	char *tmpdir;      /* its private directory */
+	char *output;      /* -o, or NULL */
+	char *odir;        /* --output-directory, or NULL */
 	struct argv base;  /* every probe's arguments: no target, mode, output or input */
 	struct argv defines;
 	struct argv explain; /* one line per source for `nvshim explain` */
@@ -120,6 +126,13 @@ char *modules_unit(const struct target *t);
 /* The forms a failing pair may be upgraded to, best first: the virtual arch raised to the code's,
  * then the f and a forms the toolkit accepts. */
 size_t modules_candidates(const struct target *t, const struct toolkit *tk, struct target out[3]);
+
+/* The verdict unit of a stub finding for a target: "specific:compute_90:sm_90" (kernels that
+ * only the a/f form builds), "stubs:compute_75:sm_75" (every kernel a stub). xmalloc'ed. */
+char *modules_stub_unit(const char *kind, const struct target *t);
+/* The file nvcc writes source i's kernels to (its object, or the program of a one-source
+ * compile-and-link), or NULL when the build writes none nvshim can attribute to it. */
+char *modules_object(const struct modules_plan *mp, size_t i);
 
 enum modules_outcome { MODULES_DONE, MODULES_RETRY };
 

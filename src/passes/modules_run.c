@@ -15,6 +15,7 @@
 #include "core/fault.h"
 #include "diagnose/diagnose.h"
 #include "passes/link.h"
+#include "passes/stubs.h"
 
 static unsigned jobs_of(const struct config *cfg)
 {
@@ -253,6 +254,237 @@ static size_t probe_source(struct modules_plan *mp, size_t i, const struct modul
 	return ran;
 }
 
+/* One finding of check_stubs(), to be recorded in the verdict. */
+struct stub_finding {
+	char *unit;
+	int pass;
+	char *reason;
+};
+
+static void add_finding(struct stub_finding **v, size_t *n, char *unit, int pass, char *reason)
+{
+	*v = XRESIZEVEC(struct stub_finding, *v, *n + 1);
+	(*v)[(*n)++] = (struct stub_finding){ unit, pass, reason };
+}
+
+/* "A, B and 3 more" for the kernels of rows[0..n), demangled. */
+static char *kernel_list(const struct stubs *st, const size_t *rows, size_t n)
+{
+	char *out = xstrdup("");
+	for (size_t i = 0; i < n && i < 3; i++) {
+		char *name = stubs_kernel_name(st->kernel[rows[i]]);
+		char *more = concat(out, i ? ", " : "", name, NULL);
+		free(name);
+		free(out);
+		out = more;
+	}
+	if (n > 3) {
+		char *more = xasprintf("%s and %lu more", out, (unsigned long)(n - 3));
+		free(out);
+		out = more;
+	}
+	return out;
+}
+
+/* Plain sm_NN of source i has trivial kernels in col: builds the source for the f and a forms
+ * of the target (-cubin, in parallel, with `nvcc -E` for the verdict's files when it has none)
+ * and says which form builds real bodies for them. Adds the findings; returns 1 when a form
+ * does (the list changes). */
+static int compare_specific(struct modules_plan *mp, size_t i, const struct modules_context *ctx,
+			    const struct target *t, const struct stubs *st, size_t col,
+			    struct stub_finding **found, size_t *nfound)
+{
+	struct module_source *s = &mp->src[i];
+	struct target cand[3], forms[2];
+	size_t nc = modules_candidates(t, ctx->tk, cand), nf = 0;
+	for (size_t c = 0; c < nc; c++)
+		if (cand[c].code.suffix)
+			forms[nf++] = cand[c];
+	if (!nf)
+		return 0;
+	size_t *rows = XNEWVEC(size_t, st->nk + 1), nrows = 0;
+	for (size_t k = 0; k < st->nk; k++)
+		if (stubs_trivial(st, k, col))
+			rows[nrows++] = k;
+	const char *base = getenv("TMPDIR");
+	char *dir = concat(base && *base ? base : "/tmp", "/nvshim-stubs-XXXXXX", NULL);
+	if (!mkdtemp(dir)) {
+		warning("modules: cannot make a directory to compare targets: %s", strerror(errno));
+		free(dir);
+		free(rows);
+		return 0;
+	}
+	struct probe *pv = XCNEWVEC(struct probe, nf);
+	for (size_t c = 0; c < nf; c++) {
+		pv[c].unit = modules_unit(&forms[c]);
+		pv[c].t = forms[c];
+		probe_command(mp, ctx->nvcc, s, &forms[c], dir, c, &pv[c]);
+	}
+	char v[32], c0[32];
+	diag_note(VERBOSITY_VERBOSE, "modules: %s has %lu kernel%s that plain %s may compile out: building its "
+		  "arch-specific form%s to compare", s->path, (unsigned long)nrows, nrows == 1 ? "" : "s",
+		  arch_format(&t->code, c0, sizeof(c0)), nf == 1 ? "" : "s");
+	run_round(pv, nf, ctx->cfg, &s->verdict, ctx->nvcc, dir, s->path,
+		  s->verdict.deps.n ? NULL : &s->verdict.deps, &mp->base);
+	size_t gained[2] = { 0, 0 }, best = 0;
+	size_t *won[2] = { XNEWVEC(size_t, nrows + 1), XNEWVEC(size_t, nrows + 1) };
+	for (size_t c = 0; c < nf; c++) {
+		char *cubin = xasprintf("%s/u%lu.cubin", dir, (unsigned long)c), *why = NULL;
+		struct stubs cs;
+		stubs_init(&cs);
+		int ok = !stubs_read(&cs, cubin, &why);
+		for (size_t r = 0; ok && r < nrows; r++) {
+			unsigned long long plain = st->code[rows[r] * st->nt + col];
+			for (size_t k = 0; k < cs.nk; k++)
+				if (!strcmp(cs.kernel[k], st->kernel[rows[r]]) && stubs_real_over(cs.code[k], plain)) {
+					won[c][gained[c]++] = rows[r];
+					break;
+				}
+		}
+		if (gained[c] > gained[best])
+			best = c;
+		free(why);
+		stubs_release(&cs);
+		free(cubin);
+	}
+	/* candidates come f first: f wins where it builds as much as a ("the same code") */
+	int changed = gained[best] > 0;
+	char *plain_unit = modules_stub_unit("specific", t);
+	if (changed) {
+		char *names = kernel_list(st, won[best], gained[best]);
+		add_finding(found, nfound, plain_unit,
+			    0, xasprintf("%lu kernel%s compiled out on plain %s that %s builds (code behind "
+					 "arch-specific feature macros): %s", (unsigned long)gained[best],
+					 gained[best] == 1 ? " is" : "s are", arch_format(&t->code, c0, sizeof(c0)),
+					 arch_format(&forms[best].code, v, sizeof(v)), names));
+		free(names);
+		for (size_t c = 0; c < nf; c++)
+			add_finding(found, nfound, modules_stub_unit("specific", &forms[c]),
+				    gained[c] == gained[best], xstrdup(""));
+	} else {
+		add_finding(found, nfound, plain_unit, 1, xstrdup(""));
+	}
+	free(won[0]);
+	free(won[1]);
+	free(rows);
+	free_probes(pv, nf);
+	cache_remove_dir(dir);
+	free(dir);
+	return changed;
+}
+
+/* After source i built: the kernels in what nvcc wrote (stubs.h). With `learn` (and a verdict
+ * key), a plain target whose kernels only its f/a form builds is compared and upgraded, and a
+ * target on which every kernel is a stub is dropped: the findings go into the verdict and 1 is
+ * returned when the list changes (the caller plans again). Kernels that are stubs on a target
+ * whose other kernels are real get a warning. */
+static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
+		       int learn)
+{
+	struct module_source *s = &mp->src[i];
+	char *obj = modules_object(mp, i), *why = NULL;
+	if (!obj)
+		return 0;
+	struct stubs st;
+	stubs_init(&st);
+	if (stubs_read(&st, obj, &why)) {
+		diag_debug("modules: cannot read the kernels of %s: %s", obj, why ? why : "?");
+		free(why);
+		free(obj);
+		stubs_release(&st);
+		return 0;
+	}
+	free(obj);
+	learn = learn && s->key[0] && ctx->cfg->cache_dir && *ctx->cfg->cache_dir;
+	struct stub_finding *found = NULL;
+	size_t nfound = 0;
+	int changed = 0;
+	const char *base = lbasename(s->path);
+	size_t *rows = XNEWVEC(size_t, st.nk + 1);
+	for (size_t k = 0; k < s->list.n; k++) {
+		const struct target *t = &s->list.v[k];
+		char c0[32], c1[32];
+		if (t->code.kind != ARCH_REAL)
+			continue;
+		long col = stubs_target_index(&st, t->code.num, t->code.suffix);
+		if (col < 0)
+			continue;
+		size_t present = 0, ntriv = 0, nstub = 0;
+		long real_on = -1;
+		for (size_t r = 0; r < st.nk; r++) {
+			present += st.code[r * st.nt + (size_t)col] != 0;
+			ntriv += stubs_trivial(&st, r, (size_t)col);
+			long y = stubs_real_on(&st, r, (size_t)col);
+			if (y >= 0) {
+				rows[nstub++] = r;
+				real_on = y;
+			}
+		}
+		/* plain sm_NN with trivial kernels: would its f/a form build them? */
+		if (learn && ntriv && !t->code.suffix && !t->virt.suffix && t->virt.num == t->code.num) {
+			char *unit = modules_stub_unit("specific", t);
+			int known = verdict_find(&s->verdict, unit) != NULL;
+			free(unit);
+			if (!known && compare_specific(mp, i, ctx, t, &st, (size_t)col, &found, &nfound)) {
+				changed = 1;
+				continue;
+			}
+		}
+		if (!nstub)
+			continue;
+		struct arch real = { ARCH_REAL, st.t[real_on].sm, st.t[real_on].suffix };
+		arch_format(&real, c1, sizeof(c1));
+		char *names = kernel_list(&st, rows, nstub);
+		if (nstub == present && learn) {
+			char *reason = xasprintf("every kernel is compiled out there (an empty body, a trap or a "
+						 "print; %s has the code): %s", c1, names);
+			add_finding(&found, &nfound, modules_stub_unit("stubs", t), 0, xstrdup(reason));
+			/* the PTX of the same front end holds the same stubs */
+			for (size_t p = 0; p < s->list.n; p++)
+				if (s->list.v[p].code.kind == ARCH_VIRTUAL && arch_equal(&s->list.v[p].virt, &t->virt))
+					add_finding(&found, &nfound, modules_stub_unit("stubs", &s->list.v[p]), 0,
+						    xstrdup(reason));
+			free(reason);
+			changed = 1;
+		} else if (nstub < present) {
+			plan_note(plan, "modules.stubs", "%s: %lu kernel%s compiled out on %s (an empty body, a trap "
+				  "or a print; %s has the code), so a launch on a GPU that runs %s computes nothing: %s",
+				  base, (unsigned long)nstub, nstub == 1 ? " is" : "s are",
+				  arch_format(&t->code, c0, sizeof(c0)), c1, c0, names);
+			diag_rewrite("%s", plan->notes.v[plan->notes.n - 1]);
+		}
+		free(names);
+	}
+	free(rows);
+	stubs_release(&st);
+	if (nfound) {
+		int fd = verdict_lock(ctx->cfg->cache_dir, s->key);
+		struct verdict fresh;
+		verdict_init(&fresh);
+		if (!verdict_load(&fresh, ctx->cfg->cache_dir, s->key)) {
+			for (size_t d = 0; !fresh.deps.n && d < s->verdict.deps.n; d++)
+				argv_push(&fresh.deps, s->verdict.deps.v[d]);
+			for (size_t u = 0; u < s->verdict.n; u++)
+				if (!verdict_find(&fresh, s->verdict.v[u].name))
+					verdict_set(&fresh, s->verdict.v[u].name, s->verdict.v[u].pass,
+						    s->verdict.v[u].reason, s->verdict.v[u].first);
+			verdict_release(&s->verdict);
+			s->verdict = fresh;
+		}
+		for (size_t f = 0; f < nfound; f++) {
+			verdict_set(&s->verdict, found[f].unit, found[f].pass, found[f].reason, "");
+			free(found[f].unit);
+			free(found[f].reason);
+		}
+		if (verdict_store(&s->verdict, ctx->cfg->cache_dir, s->key))
+			warning("modules: cannot store the verdict for %s in %s: %s", s->path, ctx->cfg->cache_dir,
+				strerror(errno));
+		verdict_unlock(fd);
+	}
+	free(found);
+	return changed;
+}
+
 /* Runs one command, through an options file when it is long. */
 static int run_one(const struct argv *argv, const struct config *cfg, int hold, struct run_result *res,
 		   char **held)
@@ -355,6 +587,13 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 			free(held);
 			if (res->status)
 				return MODULES_DONE;
+			/* what it built: kernels compiled out on some target (stubs.h) */
+			int changed = 0;
+			for (size_t i = 0; probe && ctx->cfg->modules_stubs && i < mp->nsrc; i++)
+				if (mp->ngroups <= 1 || mp->src[i].group == (int)k)
+					changed |= check_stubs(mp, i, ctx, plan, allow_probe);
+			if (changed && allow_probe)
+				return MODULES_RETRY;
 			continue;
 		}
 		if (!probe) {

@@ -1,0 +1,69 @@
+/* stubs: kernels whose body a target compiles out, read from the object nvcc wrote.
+ *
+ * Library code guards kernel bodies by architecture, and such a build succeeds:
+ *   - a Marlin-style kernel is empty (or only traps) below sm_80: `#if __CUDA_ARCH__ >= 800`
+ *     around the body in a header, so an sm_75 build computes nothing;
+ *   - a CUTLASS sm90 GEMM built for plain sm_90 only prints "Arch conditional MMA instruction
+ *     used without targeting appropriate compute capability": its code needs the feature
+ *     macros of sm_90a (__CUDA_ARCH_FEAT_SM90_ALL, through CUTLASS's own derived macros).
+ * A kernel is a stub on target X when its code there is trivial — at most STUBS_TRIVIAL bytes
+ * (an empty body, a trap), or at most STUBS_TRIVIAL_CALL bytes in an image that calls vprintf
+ * or __assertfail (print, then trap; an assert) — while on another target Y its code is real:
+ * at least STUBS_RATIO times as large and STUBS_MARGIN bytes more. A kernel that is small everywhere (a
+ * tiny kernel) is never a stub, nor one whose targets differ by tuned code (neither trivial).
+ * The sizes are those of each kernel's own code section in the CUDA images (elf.h); nvcc 13.0
+ * writes an empty or trap-only kernel in 128 (sm_75) or 256 bytes (sm_80 and up), print and
+ * trap in 256 or 384, an assert in 384 or 512, `y[i] *= 2` in 256 or 384, and a CUTLASS sm90
+ * GEMM in 384 bytes on plain sm_90 and 36,736 on sm_90a.
+ */
+#ifndef NVSHIM_STUBS_H
+#define NVSHIM_STUBS_H
+
+#include <stddef.h>
+
+#include "core/elf.h"
+
+#define STUBS_TRIVIAL 256ull
+#define STUBS_TRIVIAL_CALL 512ull
+#define STUBS_RATIO 4ull
+#define STUBS_MARGIN 512ull
+
+struct stubs_target {
+	unsigned sm;
+	char suffix; /* 'a', 'f' or 0 */
+};
+
+/* Every kernel of a build by every target: code[k * nt + t] is kernel k's size on target t (0:
+ * not in that image), calls[...] bit 0 vprintf, bit 1 __assertfail. */
+struct stubs {
+	struct stubs_target *t;
+	size_t nt;
+	char **kernel;
+	size_t nk;
+	unsigned long long *code;
+	unsigned char *calls;
+};
+
+void stubs_init(struct stubs *s);
+void stubs_release(struct stubs *s);
+
+/* Adds one kernel of one image (a new target or kernel makes a new column or row). */
+void stubs_add(struct stubs *s, const struct elf_cuda_kernel *k);
+/* Adds every kernel of a file's CUDA images (an object, an executable, a cubin). Returns 0, or
+ * -1 with *why (xmalloc'ed) when it cannot be read or is damaged. */
+int stubs_read(struct stubs *s, const char *path, char **why);
+
+/* The column of a target, or -1. */
+long stubs_target_index(const struct stubs *s, unsigned sm, char suffix);
+/* 1 if kernel k's code on target t is trivial (and present). */
+int stubs_trivial(const struct stubs *s, size_t k, size_t t);
+/* 1 if code `real` is a real body where `stub` is trivial code (the size rule above). */
+int stubs_real_over(unsigned long long real, unsigned long long stub);
+/* The target on which kernel k has the real body it lacks on t (a stub there), or -1. */
+long stubs_real_on(const struct stubs *s, size_t k, size_t t);
+
+/* A kernel's name for people: demangled, without its template arguments and parameters when
+ * they are long (xmalloc'ed). */
+char *stubs_kernel_name(const char *mangled);
+
+#endif
