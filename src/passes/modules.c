@@ -391,7 +391,11 @@ static enum decision decide(const struct module_source *s, const struct modules_
 				return UPGRADE;
 			}
 		}
-		su = modules_stub_unit("stubs", t);
+		/* a PTX code holds what the machine code of its own arch holds */
+		struct target sass = *t;
+		if (t->code.kind == ARCH_VIRTUAL)
+			sass.code = arch_as(&t->virt, ARCH_REAL);
+		su = modules_stub_unit("stubs", &sass);
 		sv = verdict_find(&s->verdict, su);
 		free(su);
 		if (sv && !sv->pass) {

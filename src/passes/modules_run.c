@@ -438,13 +438,8 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 		if (nstub == present && learn) {
 			char *reason = xasprintf("every kernel is compiled out there (an empty body, a trap or a "
 						 "print; %s has the code): %s", c1, names);
-			add_finding(&found, &nfound, modules_stub_unit("stubs", t), 0, xstrdup(reason));
-			/* the PTX of the same front end holds the same stubs */
-			for (size_t p = 0; p < s->list.n; p++)
-				if (s->list.v[p].code.kind == ARCH_VIRTUAL && arch_equal(&s->list.v[p].virt, &t->virt))
-					add_finding(&found, &nfound, modules_stub_unit("stubs", &s->list.v[p]), 0,
-						    xstrdup(reason));
-			free(reason);
+			/* (the PTX of the same arch goes too: modules.c) */
+			add_finding(&found, &nfound, modules_stub_unit("stubs", t), 0, reason);
 			changed = 1;
 		} else if (nstub < present) {
 			plan_note(plan, "modules.stubs", "%s: %lu kernel%s compiled out on %s (an empty body, a trap "
@@ -457,6 +452,16 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 	}
 	free(rows);
 	stubs_release(&st);
+	if (nfound && !s->verdict.deps.n) {
+		/* the files the source came from, so that a changed library header makes it stale */
+		const char *tmp = getenv("TMPDIR");
+		char *dir = concat(tmp && *tmp ? tmp : "/tmp", "/nvshim-stubs-XXXXXX", NULL);
+		if (mkdtemp(dir)) {
+			run_round(NULL, 0, ctx->cfg, &s->verdict, ctx->nvcc, dir, s->path, &s->verdict.deps, &mp->base);
+			cache_remove_dir(dir);
+		}
+		free(dir);
+	}
 	if (nfound) {
 		int fd = verdict_lock(ctx->cfg->cache_dir, s->key);
 		struct verdict fresh;

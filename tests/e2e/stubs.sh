@@ -1,0 +1,122 @@
+#!/bin/bash
+# Stub targets (rule modules.stubs) against the real nvcc, with modules_rules = false: kernels
+# compiled out on some target, read from the object nvcc wrote. A Marlin-style kernel in an
+# -isystem header (empty below sm_80), a print-and-trap stub, a module mixing a stub and a real
+# kernel, tuned code (no stub), and library code behind arch-specific feature macros derived in
+# a header (sm_90 -> sm_90a, sm_100 -> sm_100a or sm_100f), each through a PyTorch-style
+# -gencode list, a CMake-style one and -arch. The embedded targets are read with cuobjdump; a
+# logging nvcc counts the processes of a second build.
+NVSHIM=$1 NVCC=$2
+. "$(dirname "$0")/lib.sh"
+FIX="$(cd "$(dirname "$0")" && pwd)/fixtures/stubs"
+CUOBJDUMP=$(find_cuobjdump)
+if [ -z "$CUOBJDUMP" ] || [ ! -x "$CUOBJDUMP" ]; then
+	skip "stubs suite" "no cuobjdump (pip install nvidia-cuda-cuobjdump)"
+	finish
+	exit
+fi
+cd "$WORK" || exit 1
+cp -r "$FIX"/. .
+export NVSHIM_MODULES_RULES=false
+embedded() { # "elf:sm_80 ptx:sm_90", sorted
+	"$CUOBJDUMP" --list-elf --list-ptx "$1" 2>/dev/null | sed -n 's/^ELF file.*\.\(sm_[0-9a-z]*\)\.cubin/elf:\1/p; s/^PTX file.*\.\(sm_[0-9a-z]*\)\.ptx/ptx:\1/p' | sort | tr '\n' ' ' | sed 's/ $//'
+}
+PT=()
+for a in 75 80 86 90; do PT+=(-gencode "arch=compute_$a,code=sm_$a"); done
+CM=()
+for a in 75 80; do CM+=("--generate-code=arch=compute_$a,code=[compute_$a,sm_$a]"); done
+
+# Marlin-style: sm_75 is all stubs; dropped, with a note naming the kernels; the PTX of
+# compute_75 holds the same stubs and goes too.
+"$NVCC" -c marlin.cu -isystem inc -o plain.o "${PT[@]}" 2>/dev/null
+check "marlin: plain nvcc builds every target, sm_75 included" test "$(embedded plain.o)" = "elf:sm_75 elf:sm_80 elf:sm_86 elf:sm_90"
+"$NVSHIM" -c marlin.cu -isystem inc -o m.o "${PT[@]}" 2>"$WORK/err"
+check "marlin: PyTorch list: sm_75 dropped" test "$(embedded m.o)" = "elf:sm_80 elf:sm_86 elf:sm_90"
+check "marlin: the note names the target, the kernels and the rule" contains "$(cat "$WORK/err")" \
+	"^nvshim warning : marlin.cu: dropped sm_75: every kernel is compiled out there" "marlin_like<16>" \
+	"marlin_like<32>" "sm_80 has the code" "\[modules.stubs\]"
+"$NVSHIM" -c marlin.cu -isystem inc -o mc.o "${CM[@]}" 2>"$WORK/err"
+check "marlin: CMake list: sm_75 and compute_75 dropped" test "$(embedded mc.o)" = "elf:sm_80 ptx:sm_80"
+"$NVSHIM" -c marlin.cu -isystem inc -o ml "${PT[@]}" --nvshim-modules-stubs=false 2>"$WORK/err"
+check "marlin: modules_stubs = false: as nvcc builds it, silently" test "$(embedded ml)" = "$(embedded plain.o)" -a ! -s "$WORK/err"
+
+# A second build of an unchanged source runs exactly one nvcc (the verdict is cached).
+mkdir -p fake
+printf '#!/bin/sh\necho "$*" >>%s/runs\nexec "%s" "$@"\n' "$WORK" "$NVCC" >fake/nvcc
+chmod +x fake/nvcc
+runs() { grep -c "$1" "$WORK/runs" 2>/dev/null || echo 0; }
+cp marlin.cu cached.cu
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c cached.cu -isystem inc -o c1.o "${PT[@]}" 2>/dev/null
+first=$(runs cached.cu)
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c cached.cu -isystem inc -o c2.o "${PT[@]}" 2>"$WORK/err"
+second=$(runs cached.cu)
+echo "# stub check cost: first build $first nvcc runs, second build $second"
+check "cached: the first build runs nvcc 3 times (the build, -E for the verdict's files, the build without sm_75)" test "$first" -eq 3
+check "cached: the second build runs exactly one nvcc" test "$second" -eq 1
+check "cached: ... with the verdict's list, and says so" test "$(embedded c2.o)" = "elf:sm_80 elf:sm_86 elf:sm_90" -a -n "$(grep 'dropped sm_75' "$WORK/err")"
+# A changed header (outside the project: -isystem) makes the verdict stale: checked again.
+sed -i 's/__CUDA_ARCH__ >= 800/__CUDA_ARCH__ >= 750/' inc/marlin.cuh
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c cached.cu -isystem inc -o c3.o "${PT[@]}" 2>"$WORK/err"
+check "cached: a library header changed: sm_75 has the body now, kept, nothing said" test "$(embedded c3.o)" = "elf:sm_75 elf:sm_80 elf:sm_86 elf:sm_90" -a ! -s "$WORK/err"
+cp "$FIX/inc/marlin.cuh" inc/
+
+# Print and trap below sm_80: a stub too.
+"$NVSHIM" -c printed.cu -o p.o "${PT[@]}" 2>"$WORK/err"
+check "printed: sm_75 dropped" test "$(embedded p.o)" = "elf:sm_80 elf:sm_86 elf:sm_90"
+check "printed: named" grep -q "dropped sm_75: every kernel is compiled out there.*needs_ampere" "$WORK/err"
+
+# A stub and a real kernel: the target stays, a warning names the stub kernel.
+"$NVSHIM" -c mixed.cu -o x.o "${PT[@]}" 2>"$WORK/err"
+check "mixed: every target kept" test "$(embedded x.o)" = "elf:sm_75 elf:sm_80 elf:sm_86 elf:sm_90"
+check "mixed: a warning names the stub kernel and the target" contains "$(cat "$WORK/err")" \
+	"^nvshim warning : mixed.cu: 1 kernel is compiled out on sm_75" "fast_path(float const\*, float\*, int)" "\[modules.stubs\]"
+check "mixed: ... not the real one" test -z "$(grep everywhere "$WORK/err")"
+check "mixed: the warning is said again by the next build (it is about this source)" \
+	sh -c "'$NVSHIM' -c mixed.cu -o x2.o ${PT[*]} 2>&1 | grep -q 'compiled out on sm_75'"
+
+# Tuned code: both bodies real; a tiny kernel: nothing to say, nvcc's output unchanged.
+"$NVCC" -c tuned.cu -o tp.o "${PT[@]}" >"$WORK/plain.out" 2>"$WORK/plain.err"
+"$NVSHIM" -c tuned.cu -o tn.o "${PT[@]}" >"$WORK/out" 2>"$WORK/err"
+check "tuned: no stub: targets as nvcc builds them" test "$(embedded tn.o)" = "$(embedded tp.o)"
+check "tuned: stdout and stderr byte for byte nvcc's" cmp -s "$WORK/plain.err" "$WORK/err"
+check "tuned: ... stdout too" cmp -s "$WORK/plain.out" "$WORK/out"
+
+# Arch-specific code behind a library's derived macros: -arch=sm_90 builds sm_90a machine
+# code and keeps plain compute_90 PTX (forward compatibility).
+"$NVCC" -c feat90.cu -isystem inc -o fp.o -arch=sm_90 2>/dev/null
+check "feat90: plain nvcc: sm_90 with the kernel compiled out" test "$(embedded fp.o)" = "elf:sm_90 ptx:sm_90"
+"$NVSHIM" -c feat90.cu -isystem inc -o f1.o -arch=sm_90 2>"$WORK/err"
+check "feat90: -arch=sm_90: sm_90a machine code, plain PTX kept" test "$(embedded f1.o)" = "elf:sm_90a ptx:sm_90"
+check "feat90: the note names the upgrade, the kernel and the rule" contains "$(cat "$WORK/err")" \
+	"^nvshim warning : feat90.cu: sm_90 -> sm_90a: 1 kernel is compiled out on plain sm_90 that sm_90a builds" \
+	"gemm_sm90<64>" "\[modules.stubs\]"
+check "feat90: ... not the kernel that is the same on both" test -z "$(grep 'scale(' "$WORK/err")"
+"$NVSHIM" -c feat90.cu -isystem inc -o f2.o -gencode arch=compute_90,code=sm_90 2>/dev/null
+check "feat90: PyTorch's -gencode arch=compute_90,code=sm_90: sm_90a" test "$(embedded f2.o)" = "elf:sm_90a"
+"$NVSHIM" -c feat90.cu -isystem inc -o f3.o "--generate-code=arch=compute_90,code=[compute_90,sm_90]" 2>/dev/null
+check "feat90: CMake's list for 90: sm_90a and compute_90" test "$(embedded f3.o)" = "elf:sm_90a ptx:sm_90"
+"$NVSHIM" -c feat90.cu -isystem inc -o f4.o "${PT[@]}" 2>/dev/null
+check "feat90: with older targets: sm_90a, and the older ones as requested" test "$(embedded f4.o)" = "elf:sm_75 elf:sm_80 elf:sm_86 elf:sm_90a"
+out=$("$NVSHIM" explain -c feat90.cu -isystem inc -o f5.o -arch=sm_90)
+check "feat90: explain shows the decision from the cached verdict" contains "$out" \
+	"^modules   : feat90.cu: -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=compute_90" \
+	"^note      : feat90.cu: sm_90 -> sm_90a: .*\[modules.stubs\]"
+"$NVSHIM" -c feat90.cu -isystem inc -o f6.o -arch=sm_90 --nvshim-log-file="$WORK/log.json" 2>/dev/null
+check "feat90: the JSON log records the decision" grep -q 'modules.stubs' "$WORK/log.json"
+
+# sm_100: the a form where only __CUDA_ARCH_FEAT_SM100_ALL builds the code, the f form (which
+# also runs on sm_103) where __CUDA_ARCH_FAMILY_SPECIFIC__ does.
+"$NVSHIM" -c feat100a.cu -isystem inc -o g1.o -arch=sm_100 2>"$WORK/err"
+check "feat100a: -arch=sm_100: sm_100a machine code, plain PTX kept" test "$(embedded g1.o)" = "elf:sm_100a ptx:sm_100"
+"$NVSHIM" -c feat100f.cu -isystem inc -o g2.o -arch=sm_100 2>"$WORK/err"
+# (cuobjdump --list-elf names an sm_100f image sm_100; its -elf header says sm_100f)
+check "feat100f: -arch=sm_100: sm_100f, the family form, builds the same code" test "$(embedded g2.o)" = "elf:sm_100 ptx:sm_100" -a -n "$("$CUOBJDUMP" -elf g2.o | grep '^arch = sm_100f$')"
+check "feat100f: said" grep -q "sm_100 -> sm_100f: 1 kernel is compiled out on plain sm_100 that sm_100f builds" "$WORK/err"
+
+# A compile-and-link of one source: the program's kernels are read.
+printf '#include <marlin.cuh>\ntemplate __global__ void marlin_like<16>(const float *, float *, int);\nint main() { return 0; }\n' >prog.cu
+"$NVSHIM" prog.cu -isystem inc -o prog "${PT[@]}" 2>"$WORK/err"
+check "program: sm_75 dropped from a compile-and-link" test "$(embedded prog | tr ' ' '\n' | sort -u | tr '\n' ' ' | sed 's/ $//')" = "elf:sm_80 elf:sm_86 elf:sm_90" -a -x prog
+finish
