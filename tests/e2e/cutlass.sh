@@ -26,7 +26,7 @@ cd "$WORK" || exit 1
 export NVSHIM_MODULES_RULES=false
 embedded() { # "elf:sm_90a ptx:sm_90", sorted; machine code named by its image's own header
 	{
-		"$CUOBJDUMP" -elf "$1" 2>/dev/null | sed -n 's/^arch = \(sm_[0-9a-z]*\)$/elf:\1/p'
+		"$CUOBJDUMP" -elf "$1" 2>/dev/null | awk '/^Fatbin /{ elf = $2 == "elf" } elf && /^arch = sm_/{ print "elf:" $3 }'
 		"$CUOBJDUMP" --list-ptx "$1" 2>/dev/null | sed -n 's/^PTX file.*\.\(sm_[0-9a-z]*\)\.ptx/ptx:\1/p'
 	} | sort -u | tr '\n' ' ' | sed 's/ $//'
 }
