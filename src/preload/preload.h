@@ -247,6 +247,10 @@ enum preload_kind { PRELOAD_NVRTC, PRELOAD_DRIVER, PRELOAD_NVJITLINK, PRELOAD_NK
 	     (void **library, const char *path, int *jit_options, void **jit_values, unsigned njit,   \
 	      int *lib_options, void **lib_values, unsigned nlib),                                    \
 	     (library, path, jit_options, jit_values, njit, lib_options, lib_values, nlib))           \
+	HOOK(PRELOAD_DRIVER, cuModuleUnload, preload_cuModuleUnload, int,                            \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, (void *handle), (handle))                                 \
+	HOOK(PRELOAD_DRIVER, cuLibraryUnload, preload_cuLibraryUnload, int,                          \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, (void *handle), (handle))                                 \
 	HOOK(PRELOAD_DRIVER, cuModuleGetFunction, preload_cuModuleGetFunction, int,                  \
 	     PL_CUDA_ERROR_NOT_INITIALIZED, (void **function, void *module, const char *name),        \
 	     (function, module, name))                                                                \
@@ -279,7 +283,6 @@ enum preload_kind { PRELOAD_NVRTC, PRELOAD_DRIVER, PRELOAD_NVJITLINK, PRELOAD_NK
 	REAL(PRELOAD_DRIVER, cuCtxGetDevice)                                                          \
 	REAL(PRELOAD_DRIVER, cuDeviceGetAttribute)                                                    \
 	REAL(PRELOAD_DRIVER, cuDeviceGetCount)                                                        \
-	REAL(PRELOAD_DRIVER, cuModuleUnload)                                                          \
 	REAL(PRELOAD_DRIVER, cuDriverGetVersion)                                                      \
 	REAL(PRELOAD_DRIVER, cuFuncGetModule)                                                         \
 	REAL(PRELOAD_DRIVER, cuKernelGetLibrary)                                                      \

@@ -46,6 +46,7 @@ typedef int (*version_fn)(int *);
 typedef int (*parent_fn)(void **, void *);
 typedef int (*name_fn)(int, const char **);
 typedef int (*attribute_fn)(int *, int, int);
+typedef int (*unload_fn)(void *);
 
 #define FATBIN_WRAPPER_MAGIC 0x466243b1u
 #define READ_LIMIT (1ULL << 31)
@@ -64,8 +65,13 @@ struct loaded {
 	unsigned stubs_gpu;
 };
 
+/* Loads by handle: a chained hash table, so that a process with thousands of modules (one per
+ * translation unit of each library the runtime registers) finds one at once. */
+#define LOADED_BUCKETS 4096
 static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct loaded *loads;
+static struct loaded *loads[LOADED_BUCKETS];
+
+static size_t bucket(const void *handle) { return ((uintptr_t)handle >> 4) % LOADED_BUCKETS; }
 
 static int enabled(void)
 {
@@ -157,18 +163,44 @@ void preload_image_loaded(struct preload_lib *L, const void *handle, int library
 		}
 		d->path = file;
 	}
+	if (!d->path) {
+		/* Memory nvshim cannot name (a JIT's output): nothing to say later that needs a record. */
+		argv_release(&d->stubs);
+		free(d);
+		return;
+	}
 	pthread_mutex_lock(&loaded_lock);
 	/* A handle the driver hands out again belongs to its newest load. */
-	d->next = loads;
-	loads = d;
+	struct loaded **b = &loads[bucket(handle)];
+	d->next = *b;
+	*b = d;
 	pthread_mutex_unlock(&loaded_lock);
 }
 
-/* The record of a handle, or NULL; the record lives as long as the process. */
+/* An unloaded module or library: its record goes (the driver may reuse the handle). */
+static void forget(const void *handle)
+{
+	pthread_mutex_lock(&loaded_lock);
+	struct loaded **pp = &loads[bucket(handle)], *d = NULL;
+	while (*pp && (*pp)->handle != handle)
+		pp = &(*pp)->next;
+	if (*pp) {
+		d = *pp;
+		*pp = d->next;
+	}
+	pthread_mutex_unlock(&loaded_lock);
+	if (d) {
+		argv_release(&d->stubs);
+		free(d->path);
+		free(d);
+	}
+}
+
+/* The record of a handle, or NULL; it lives until the handle is unloaded. */
 static struct loaded *find_loaded(const void *handle)
 {
 	pthread_mutex_lock(&loaded_lock);
-	struct loaded *d = loads;
+	struct loaded *d = loads[bucket(handle)];
 	while (d && d->handle != handle)
 		d = d->next;
 	pthread_mutex_unlock(&loaded_lock);
@@ -231,14 +263,31 @@ static void explain(struct preload_lib *L, const char *call, int code, struct lo
 	const struct config *c = preload_config();
 	if (!c->explain_no_image)
 		return;
+	pthread_mutex_lock(&loaded_lock);
+	int said;
 	if (d) {
-		pthread_mutex_lock(&loaded_lock);
-		int said = d->explained;
+		said = d->explained;
 		d->explained = 1;
-		pthread_mutex_unlock(&loaded_lock);
-		if (said)
-			return;
+	} else {
+		/* No record: once per call, file and kernel. */
+		static uint64_t seen[64];
+		static size_t nseen;
+		uint64_t h = 1469598103934665603ULL;
+		for (const char *p = call; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		for (const char *p = path ? path : ""; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		for (const char *p = kernel ? kernel : ""; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		said = 0;
+		for (size_t i = 0; i < nseen && !said; i++)
+			said = seen[i] == h;
+		if (!said && nseen < sizeof(seen) / sizeof(seen[0]))
+			seen[nseen++] = h;
 	}
+	pthread_mutex_unlock(&loaded_lock);
+	if (said)
+		return;
 	name_fn getname = PL_REAL(L, PL_cuGetErrorName, name_fn);
 	const char *name = NULL;
 	if (!getname || getname(code, &name) != PL_CUDA_SUCCESS || !name)
@@ -437,6 +486,22 @@ static void check_stub(struct preload_lib *L, struct loaded *d, const char *kern
 }
 
 /* ---- the hooks ---- */
+
+int preload_cuModuleUnload(struct preload_lib *L, int fn, void *handle)
+{
+	int r = PL_REAL(L, fn, unload_fn)(handle);
+	if (r == PL_CUDA_SUCCESS && L->active)
+		forget(handle);
+	return r;
+}
+
+int preload_cuLibraryUnload(struct preload_lib *L, int fn, void *handle)
+{
+	int r = PL_REAL(L, fn, unload_fn)(handle);
+	if (r == PL_CUDA_SUCCESS && L->active)
+		forget(handle);
+	return r;
+}
 
 int preload_cuModuleLoad(struct preload_lib *L, int fn, void **module, const char *path)
 {

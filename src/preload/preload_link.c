@@ -733,6 +733,7 @@ static void wrap_proc(struct preload_lib *L, const char *symbol, void **pfn, int
 	    strncmp(symbol, "cuLibraryLoad", 13) && strncmp(symbol, "cuGetProcAddress", 16) &&
 	    strcmp(symbol, "cuGetErrorString") && strcmp(symbol, "cuModuleGetFunction") &&
 	    strcmp(symbol, "cuLibraryGetKernel") && strcmp(symbol, "cuKernelGetFunction") &&
+	    strcmp(symbol, "cuModuleUnload") && strcmp(symbol, "cuLibraryUnload") &&
 	    strncmp(symbol, "cuLaunchKernel", 14))
 		return;
 	size_t len = strlen(symbol);
