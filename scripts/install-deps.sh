@@ -5,6 +5,8 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config libiberty-dev libinih-dev libcriterion-dev python3 perl clang
 	# Tests: a setup.py build_ext of a C extension (tests/e2e/cc.sh).
 	python3-dev python3-setuptools
+	# nvshim inspect and the preload library: fatbins compressed by nvcc (zstd, lz4), wheels (zlib).
+	libzstd-dev liblz4-dev zlib1g-dev
 	# The ecosystem suites (tests only): compiler caches, build systems, sccache-dist's sandbox,
 	# the .deb and its man page.
 	ccache meson ninja-build bubblewrap dpkg-dev man-db

@@ -7,6 +7,7 @@
  *   cc, c++, gcc, g++, clang, clang++ ARGS...  (by name, or `nvshim cc ARGS...`)
  *                                        act as the host compiler (modes/cc.h)
  *   nvshim run [--nvshim-<setting>=<value>...] -- CMD ARGS...   CMD with libnvshim-preload.so
+ *   nvshim inspect [--gpu sm_NN,...] [--json] FILE...   which GPUs can run these files
  *
  * nvshim's own commands are bare words, so they never collide with nvcc's options; a file
  * named like a command can be compiled with `nvshim nvcc FILE`. Each command is a file of this
@@ -24,6 +25,7 @@ int cmd_env(int n, char **args);         /* env.c */
 int cmd_explain(int n, char **args);     /* explain.c */
 int cmd_fingerprint(int n, char **args); /* fingerprint.c */
 int cmd_help(int n, char **args);        /* help.c (and the man page) */
+int cmd_inspect(int n, char **args);     /* inspect.c */
 int cmd_run(int n, char **args);         /* run.c */
 int cmd_version(int n, char **args);     /* version.c */
 

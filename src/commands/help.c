@@ -31,6 +31,10 @@ static const struct {
 	  "(nvshim under that name, or `nvshim cc ARGS`) acts as the host compiler: CUDA sources go "
 	  "to nvcc with gcc's options translated, links get -lcuda when they need it" },
 	{ "nvshim explain cc ARGS...", "what CC mode would run, and why" },
+	{ "nvshim inspect [--gpu sm_NN[,...]] [--driver X.Y] [--json] [--no-kernels] FILE...",
+	  "the CUDA images of objects, archives, libraries, programs and wheels: whether each runs on "
+	  "the GPUs (given, else this machine's) and how, each kernel's registers, shared memory, stack "
+	  "and stubs; exit status 0 all run, 1 one does not, 2 unreadable" },
 	{ "nvshim fingerprint [--show]",
 	  "a key that changes when nvshim's rewrite could change, for a compiler cache that runs "
 	  "nvshim; also nvcc --nvshim-fingerprint" },

@@ -132,6 +132,17 @@ const struct config_item config_items[] = {
 	     "Preload library: right after a link or load that nvshim explained, cuGetErrorString for "
 	     "that error on that thread adds the explanation, so that programs that raise the "
 	     "driver's message (CuPy, cuda-python) show it (rule link.error_string)."),
+	ITEM(explain_no_image, CONF_BOOL, 0, NULL,
+	     "Preload library: when the driver finds no kernel image for the GPU "
+	     "(CUDA_ERROR_NO_BINARY_FOR_GPU, 'no kernel image is available') or PTX too new for it, at "
+	     "a load, a kernel lookup or a launch, say once which library or program the code came "
+	     "from, the targets it holds, the GPU's and the -gencode (TORCH_CUDA_ARCH_LIST, "
+	     "CMAKE_CUDA_ARCHITECTURES) to add (rule noimage.explain)."),
+	ITEM(explain_stub_kernels, CONF_BOOL, 0, NULL,
+	     "Preload library: when a kernel a program looks up (cuModuleGetFunction, "
+	     "cuLibraryGetKernel) is a stub in the machine code for the GPU (its body compiled out by "
+	     "an #if __CUDA_ARCH__ guard: it does nothing or only traps), say so once (rule "
+	     "noimage.stub)."),
 	ITEM(modules, CONF_BOOL, 0, NULL,
 	     "The modules pass: give each CUDA source the requested targets it can build for, from "
 	     "rules, a scan of its text and a probe when nvcc fails; upgrade sm_NN to sm_NNa where the "
@@ -220,6 +231,8 @@ void config_init(struct config *c, config_getenv_fn env)
 	c->nvrtc_include_dirs = 1;
 	c->link_diagnose = 1;
 	c->link_error_string = 1;
+	c->explain_no_image = 1;
+	c->explain_stub_kernels = 1;
 	for (size_t i = 0; i < config_nitems; i++) {
 		const struct config_item *item = &config_items[i];
 		if (item->type == CONF_CHOICE)

@@ -83,6 +83,8 @@ struct config {
 	int nvrtc_include_dirs;
 	int link_diagnose;
 	int link_error_string;
+	int explain_no_image;
+	int explain_stub_kernels;
 	/* The modules pass. */
 	int modules;
 	int modules_rules;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include <libiberty.h>
+
+#include "core/unpack.h"
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HOST_ELFDATA ELFDATA2LSB
@@ -492,8 +495,6 @@ int ar_index(const void *data, size_t size, struct ar_symbol **syms, size_t *n, 
 #define FATBIN_KIND_ELF 2
 #define FATBIN_FLAG_COMPRESS 0x2000u
 #define FATBIN_FLAG_COMPRESS_ZSTD 0x8000u
-#define FATBIN_FLAG_ARCH_SPECIFIC 0x100000u   /* sm_90a, read off nvcc 13.0 */
-#define FATBIN_FLAG_FAMILY_SPECIFIC 0x200000u /* sm_100f */
 
 /* The ELF header and the section-header count of a 64-bit ELF of this machine's byte order. */
 static int elf_header(const unsigned char *p, size_t size, Elf64_Ehdr *eh, uint64_t *shnum, char **why)
@@ -533,108 +534,283 @@ static const char *string_at(const unsigned char *p, size_t size, const Elf64_Sh
 	return memchr(s, '\0', (size_t)(st->sh_size - off)) ? s : NULL;
 }
 
-struct stack_entry {
-	uint32_t sym;
-	uint64_t frame, min;
-	int has_frame, has_min;
-};
+/* ---- CUDA images ---- */
 
-/* One CUDA image: its kernels' stacks from .nv.info, their names from .symtab. */
-static int cubin_stacks(const unsigned char *p, size_t size, unsigned sm, elf_stack_fn fn, void *arg,
-			char **why)
-{
+#define EIATTR_REGCOUNT 0x2f
+#define FATBIN_KIND_PTX 1
+#define FATBIN_FLAG_ARCH_SPECIFIC 0x100000u
+#define FATBIN_FLAG_FAMILY 0x200000u
+#define FATBIN_ENTRY_HEADER 64
+#define IMAGE_LIMIT (1ULL << 31)
+
+/* A cubin's sections, read once. */
+struct cubin {
+	const unsigned char *p;
+	size_t size;
 	Elf64_Ehdr eh;
 	uint64_t shnum;
-	if (elf_header(p, size, &eh, &shnum, why))
+	Elf64_Shdr symtab, strtab, names;
+	int have_symtab, have_names;
+	unsigned sm;
+};
+
+static int cubin_open(struct cubin *c, const unsigned char *p, size_t size, char **why)
+{
+	memset(c, 0, sizeof(*c));
+	c->p = p;
+	c->size = size;
+	if (elf_header(p, size, &c->eh, &c->shnum, why))
 		return -1;
-	if (eh.e_machine != EM_CUDA)
+	if (c->eh.e_machine != EM_CUDA)
 		return fail(why, "not a CUDA image");
-	if (!sm)
-		sm = p[EI_ABIVERSION] >= 8 ? (eh.e_flags >> 8) & 0xff : eh.e_flags & 0xff;
-	Elf64_Shdr sh = { 0 }, symtab = { 0 }, strtab = { 0 };
-	struct stack_entry *v = NULL;
-	size_t n = 0, cap = 0;
-	int have_symtab = 0, rc = 0;
-	for (uint64_t i = 0; i < shnum && !rc; i++) {
-		if (read_shdr(p, size, &eh, shnum, i, &sh, why) || section_data(size, &sh, why)) {
+	c->sm = p[EI_ABIVERSION] >= 8 ? (c->eh.e_flags >> 8) & 0xff : c->eh.e_flags & 0xff;
+	if (c->shnum && (c->eh.e_shoff > size || c->shnum > (size - c->eh.e_shoff) / sizeof(Elf64_Shdr)))
+		return fail(why, "section header table (%llu entries) runs past the end",
+			    (unsigned long long)c->shnum);
+	Elf64_Shdr sh;
+	for (uint64_t i = 0; i < c->shnum; i++) {
+		if (read_shdr(p, size, &c->eh, c->shnum, i, &sh, why) || section_data(size, &sh, why))
+			return -1;
+		if (sh.sh_type == SHT_SYMTAB && !c->have_symtab) {
+			if (sh.sh_entsize != sizeof(Elf64_Sym))
+				return fail(why, "unexpected symbol size");
+			c->symtab = sh;
+			c->have_symtab = 1;
+		}
+	}
+	if (c->have_symtab && (read_shdr(p, size, &c->eh, c->shnum, c->symtab.sh_link, &c->strtab, why) ||
+			       section_data(size, &c->strtab, why)))
+		return -1;
+	if (c->shnum && c->eh.e_shstrndx < c->shnum &&
+	    !read_shdr(p, size, &c->eh, c->shnum, c->eh.e_shstrndx, &c->names, why) &&
+	    !section_data(size, &c->names, why))
+		c->have_names = 1;
+	free(*why);
+	*why = NULL;
+	return 0;
+}
+
+/* SASS opcodes (the low 9 bits of an instruction of sm_70 and newer). */
+#define OP_MOV 0x002
+#define OP_IMAD 0x024
+#define OP_NOP 0x118
+#define OP_BRA 0x147
+#define OP_EXIT 0x14d
+#define OP_BPT 0x15c
+#define OP_LDC 0x182
+
+static int code_is_stub(const unsigned char *c, size_t n)
+{
+	if (!n || n % 16)
+		return -1;
+	size_t body = 0, setup = 0, exits = 0, traps = 0, branches = 0;
+	int last_branch = 0;
+	for (size_t at = 0; at < n; at += 16) {
+		unsigned op = (unsigned)(c[at] | c[at + 1] << 8) & 0x1ff;
+		if (op == OP_NOP)
+			continue;
+		last_branch = op == OP_BRA;
+		if (op == OP_BRA) {
+			branches++;
+			continue;
+		}
+		body++;
+		if (op == OP_EXIT)
+			exits++;
+		else if (op == OP_BPT)
+			traps++;
+		else if (op == OP_MOV || op == OP_LDC || op == OP_IMAD)
+			setup++;
+	}
+	/* Every kernel ends with a branch to itself after its last instruction. */
+	if (branches > 1 || (branches && !last_branch))
+		return 0;
+	if (!exits && traps)
+		return 1; /* it can only trap */
+	return exits == 1 && !traps && body == exits + setup && setup <= 2;
+}
+
+static int kernel_stub(const struct cubin *c, const Elf64_Sym *sym)
+{
+	Elf64_Shdr text;
+	char *why = NULL;
+	if (c->sm < 70 || sym->st_shndx == SHN_UNDEF || sym->st_shndx >= c->shnum ||
+	    read_shdr(c->p, c->size, &c->eh, c->shnum, sym->st_shndx, &text, &why) || text.sh_type == SHT_NOBITS ||
+	    !in_bounds(c->size, text.sh_offset, text.sh_size)) {
+		free(why);
+		return -1;
+	}
+	uint64_t off = sym->st_value, len = sym->st_size;
+	if (!len || off > text.sh_size || len > text.sh_size - off) {
+		off = 0;
+		len = text.sh_size;
+	}
+	return code_is_stub(c->p + text.sh_offset + off, (size_t)len);
+}
+
+struct kernel_attrs {
+	unsigned regs;
+	uint64_t frame, min, shared;
+	unsigned char has_frame, has_min;
+};
+
+static int cubin_kernels(const struct cubin *c, const char *only, cuda_kernel_fn fn, void *arg, int *stub,
+			 char **why)
+{
+	const unsigned char *p = c->p;
+	if (!c->have_symtab)
+		return 0;
+	uint64_t nsyms = c->symtab.sh_size / sizeof(Elf64_Sym);
+	if (!nsyms)
+		return 0;
+	struct kernel_attrs *a = XCNEWVEC(struct kernel_attrs, nsyms);
+	/* Shared memory per text section: .nv.shared.<kernel> names its kernel's section in sh_info. */
+	uint64_t *shared = XCNEWVEC(uint64_t, c->shnum ? c->shnum : 1);
+	int rc = 0;
+	Elf64_Shdr sh;
+	for (uint64_t i = 0; i < c->shnum && !rc; i++) {
+		if (read_shdr(p, c->size, &c->eh, c->shnum, i, &sh, why)) {
 			rc = -1;
 			break;
 		}
-		if (sh.sh_type == SHT_SYMTAB && !have_symtab && in_bounds(size, sh.sh_offset, sh.sh_size)) {
-			symtab = sh;
-			have_symtab = 1;
+		if (sh.sh_type == SHT_NOBITS && c->have_names && sh.sh_info < c->shnum) {
+			const char *name = string_at(p, c->size, &c->names, sh.sh_name);
+			if (name && !strncmp(name, ".nv.shared.", 11) && strncmp(name, ".nv.shared.reserved", 19))
+				shared[sh.sh_info] += sh.sh_size;
 		}
-		if (sh.sh_type != SHT_CUDA_INFO || sh.sh_info || !in_bounds(size, sh.sh_offset, sh.sh_size))
+		if (sh.sh_type != SHT_CUDA_INFO || sh.sh_info || !in_bounds(c->size, sh.sh_offset, sh.sh_size))
 			continue; /* a kernel's own .nv.info.<name> (sh_info: its section) */
 		const unsigned char *d = p + sh.sh_offset;
 		for (uint64_t at = 0; at + 4 <= sh.sh_size;) {
 			unsigned fmt = d[at], attr = d[at + 1];
 			uint64_t len = 4;
-			if (fmt == EIFMT_SVAL) {
-				uint16_t vs;
-				memcpy(&vs, d + at + 2, 2);
-				len = 4 + (uint64_t)vs;
-				if (at + len > sh.sh_size) {
-					rc = fail(why, ".nv.info: an attribute runs past its section");
-					break;
-				}
-				if ((attr == EIATTR_FRAME_SIZE || attr == EIATTR_MIN_STACK_SIZE) && vs >= 8) {
-					uint32_t sym, val;
-					memcpy(&sym, d + at + 4, 4);
-					memcpy(&val, d + at + 8, 4);
-					size_t k = 0;
-					while (k < n && v[k].sym != sym)
-						k++;
-					if (k == n) {
-						if (n == cap)
-							v = XRESIZEVEC(struct stack_entry, v, cap = cap ? 2 * cap : 16);
-						v[n++] = (struct stack_entry){ sym, 0, 0, 0, 0 };
-					}
-					if (attr == EIATTR_FRAME_SIZE) {
-						v[k].frame = val;
-						v[k].has_frame = 1;
-					} else {
-						v[k].min = val;
-						v[k].has_min = 1;
-					}
+			if (fmt != EIFMT_SVAL) {
+				at += len;
+				continue;
+			}
+			uint16_t vs;
+			memcpy(&vs, d + at + 2, 2);
+			len = 4 + (uint64_t)vs;
+			if (at + len > sh.sh_size) {
+				rc = fail(why, ".nv.info: an attribute runs past its section");
+				break;
+			}
+			if ((attr == EIATTR_FRAME_SIZE || attr == EIATTR_MIN_STACK_SIZE || attr == EIATTR_REGCOUNT) &&
+			    vs >= 8) {
+				uint32_t sym, val;
+				memcpy(&sym, d + at + 4, 4);
+				memcpy(&val, d + at + 8, 4);
+				if (sym < nsyms) {
+					if (attr == EIATTR_FRAME_SIZE)
+						a[sym].frame = val, a[sym].has_frame = 1;
+					else if (attr == EIATTR_MIN_STACK_SIZE)
+						a[sym].min = val, a[sym].has_min = 1;
+					else
+						a[sym].regs = val;
 				}
 			}
 			at += len;
 		}
 	}
-	if (!rc && n && !have_symtab)
-		rc = fail(why, "kernel attributes without a symbol table");
-	if (!rc && n) {
-		if (symtab.sh_entsize != sizeof(Elf64_Sym) ||
-		    read_shdr(p, size, &eh, shnum, symtab.sh_link, &strtab, why) ||
-		    section_data(size, &strtab, why))
-			rc = *why ? -1 : fail(why, "unexpected symbol size");
-		uint64_t nsyms = rc ? 0 : symtab.sh_size / sizeof(Elf64_Sym);
-		for (size_t k = 0; k < n && !rc; k++) {
-			Elf64_Sym sym;
-			if (v[k].sym >= nsyms)
+	/* what the image's relocations name: bit 0 vprintf, bit 1 __assertfail (a call to either
+	 * goes through the constant bank, so it belongs to the image, not to one kernel) */
+	unsigned calls = 0;
+	for (uint64_t i = 0; i < c->shnum && !rc && !only; i++) {
+		if (read_shdr(p, c->size, &c->eh, c->shnum, i, &sh, why)) {
+			rc = -1;
+			break;
+		}
+		size_t esize = sh.sh_type == SHT_REL ? sizeof(Elf64_Rel) : sh.sh_type == SHT_RELA ? sizeof(Elf64_Rela) : 0;
+		if (!esize || !in_bounds(c->size, sh.sh_offset, sh.sh_size))
+			continue;
+		for (uint64_t off = 0; off + esize <= sh.sh_size; off += esize) {
+			Elf64_Rel r;
+			Elf64_Sym rs;
+			memcpy(&r, p + sh.sh_offset + off, sizeof(r));
+			if (ELF64_R_SYM(r.r_info) >= nsyms)
 				continue;
-			memcpy(&sym, p + symtab.sh_offset + (uint64_t)v[k].sym * sizeof(sym), sizeof(sym));
-			const char *name = string_at(p, size, &strtab, sym.st_name);
-			if (!name || ELF64_ST_TYPE(sym.st_info) != STT_FUNC || !(sym.st_other & STO_CUDA_ENTRY))
-				continue;
-			fn(name, sm, v[k].has_min ? v[k].min : v[k].frame, arg);
+			memcpy(&rs, p + c->symtab.sh_offset + ELF64_R_SYM(r.r_info) * sizeof(rs), sizeof(rs));
+			const char *rname = string_at(p, c->size, &c->strtab, rs.st_name);
+			if (rname && !strcmp(rname, "vprintf"))
+				calls |= 1;
+			else if (rname && !strcmp(rname, "__assertfail"))
+				calls |= 2;
 		}
 	}
-	free(v);
+	for (uint64_t i = 1; i < nsyms && !rc; i++) {
+		Elf64_Sym sym;
+		memcpy(&sym, p + c->symtab.sh_offset + i * sizeof(sym), sizeof(sym));
+		if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || !(sym.st_other & STO_CUDA_ENTRY))
+			continue;
+		const char *name = string_at(p, c->size, &c->strtab, sym.st_name);
+		if (!name) {
+			rc = fail(why, "symbol %llu's name is outside the string table", (unsigned long long)i);
+			break;
+		}
+		if (only) {
+			if (!strcmp(name, only)) {
+				*stub = kernel_stub(c, &sym);
+				break;
+			}
+			continue;
+		}
+		Elf64_Shdr text = { 0 };
+		if (sym.st_shndx && sym.st_shndx < c->shnum && read_shdr(p, c->size, &c->eh, c->shnum, sym.st_shndx, &text, why)) {
+			rc = -1;
+			break;
+		}
+		struct cuda_kernel k = { name, a[i].regs, sym.st_shndx < c->shnum ? shared[sym.st_shndx] : 0,
+					 a[i].has_min ? a[i].min : a[i].frame, a[i].has_min || a[i].has_frame,
+					 kernel_stub(c, &sym), text.sh_size, calls };
+		fn(&k, arg);
+	}
+	free(shared);
+	free(a);
 	return rc;
 }
 
-/* One CUDA image (an ELF for EM_CUDA) of a file: its bytes, its target (0: unknown, read it
- * from the image) and its fatbin entry's flags (0 for a cubin file). */
-typedef int (*image_fn)(const unsigned char *p, size_t size, unsigned sm, uint64_t flags, void *arg,
-			char **why);
+int elf_cubin_kernels(const void *cubin, size_t size, cuda_kernel_fn fn, void *arg, char **why)
+{
+	struct cubin c;
+	*why = NULL;
+	if (cubin_open(&c, cubin, size, why))
+		return -1;
+	return cubin_kernels(&c, NULL, fn, arg, NULL, why);
+}
 
-/* The images of the fatbin containers in [d, d + size); compressed ones are skipped. */
-static int fatbin_images(const unsigned char *d, uint64_t size, image_fn fn, void *arg, char **why)
+int elf_kernel_is_stub(const void *cubin, size_t size, const char *kernel)
+{
+	struct cubin c;
+	char *why = NULL;
+	int stub = -1;
+	if (!kernel || cubin_open(&c, cubin, size, &why) || cubin_kernels(&c, kernel, NULL, NULL, &stub, &why))
+		stub = -1;
+	free(why);
+	return stub;
+}
+
+size_t elf_fatbin_size(const void *data, size_t size)
+{
+	const unsigned char *d = data;
+	uint32_t magic;
+	uint16_t hsize;
+	uint64_t fsize;
+	if (size < 16)
+		return 0;
+	memcpy(&magic, d, 4);
+	memcpy(&hsize, d + 6, 2);
+	memcpy(&fsize, d + 8, 8);
+	if (magic != FATBIN_MAGIC || hsize < 16 || hsize > size || fsize > size - hsize)
+		return 0;
+	return (size_t)(hsize + fsize);
+}
+
+/* The images of the fatbin containers in [d, d + size). */
+static int fatbin_images(const unsigned char *d, uint64_t size, cuda_image_fn fn, void *arg, unsigned *ncont,
+			 int *stop, char **why)
 {
 	uint64_t at = 0;
-	while (at + 16 <= size) {
+	while (at + 16 <= size && !*stop) {
 		uint32_t magic;
 		uint16_t hsize;
 		uint64_t fsize;
@@ -648,20 +824,44 @@ static int fatbin_images(const unsigned char *d, uint64_t size, image_fn fn, voi
 		if (hsize < 16 || at + hsize > size || fsize > size - at - hsize)
 			return fail(why, "a fatbin container runs past its section");
 		uint64_t e = at + hsize, end = at + hsize + fsize;
-		while (e + 64 <= end) {
-			uint16_t kind;
-			uint32_t ehsize, sm;
-			uint64_t psize, flags;
+		unsigned container = (*ncont)++;
+		while (e + FATBIN_ENTRY_HEADER <= end && !*stop) {
+			uint16_t kind, minor, major;
+			uint32_t ehsize, sm, csize;
+			uint64_t psize, flags, full;
 			memcpy(&kind, d + e, 2);
 			memcpy(&ehsize, d + e + 4, 4);
 			memcpy(&psize, d + e + 8, 8);
+			memcpy(&csize, d + e + 16, 4);
+			memcpy(&minor, d + e + 24, 2);
+			memcpy(&major, d + e + 26, 2);
 			memcpy(&sm, d + e + 28, 4);
 			memcpy(&flags, d + e + 40, 8);
-			if (ehsize < 64 || ehsize > end - e || psize > end - e - ehsize)
+			memcpy(&full, d + e + 56, 8);
+			if (ehsize < FATBIN_ENTRY_HEADER || ehsize > end - e || psize > end - e - ehsize)
 				return fail(why, "a fatbin entry runs past its container");
-			if (kind == FATBIN_KIND_ELF && !(flags & (FATBIN_FLAG_COMPRESS | FATBIN_FLAG_COMPRESS_ZSTD)) &&
-			    fn(d + e + ehsize, (size_t)psize, sm, flags, arg, why))
-				return -1;
+			struct cuda_image img = { 0 };
+			img.kind = kind == FATBIN_KIND_ELF ? CUDA_IMAGE_SASS : kind == FATBIN_KIND_PTX ? CUDA_IMAGE_PTX
+												: CUDA_IMAGE_OTHER;
+			img.sm = sm < 10000 ? sm : 0;
+			img.variant = flags & FATBIN_FLAG_ARCH_SPECIFIC ? 'a' : flags & FATBIN_FLAG_FAMILY ? 'f' : 0;
+			if (img.kind == CUDA_IMAGE_PTX) {
+				img.ptx_major = major;
+				img.ptx_minor = minor;
+			}
+			img.data = d + e + ehsize;
+			img.size = (size_t)psize;
+			img.full_size = psize;
+			img.container = container;
+			if (flags & (FATBIN_FLAG_COMPRESS | FATBIN_FLAG_COMPRESS_ZSTD)) {
+				img.compression = flags & FATBIN_FLAG_COMPRESS_ZSTD ? 2 : 1;
+				if (!csize || csize > psize)
+					return fail(why, "a compressed fatbin entry has a bad size");
+				img.size = csize;
+				img.full_size = full;
+			}
+			if (fn(&img, arg))
+				*stop = 1;
 			e += ehsize + psize;
 		}
 		at = end;
@@ -669,17 +869,41 @@ static int fatbin_images(const unsigned char *d, uint64_t size, image_fn fn, voi
 	return 0;
 }
 
-/* The CUDA images of a file: itself when it is a cubin, else those of its .nv_fatbin section. */
-static int cuda_images(const void *data, size_t size, image_fn fn, void *arg, char **why)
+int elf_cuda_images(const void *data, size_t size, cuda_image_fn fn, void *arg, unsigned *ncontainers,
+		    char **why)
 {
 	const unsigned char *p = data;
 	Elf64_Ehdr eh;
 	uint64_t shnum;
+	unsigned n = 0;
+	int stop = 0, rc = 0;
 	*why = NULL;
+	if (ncontainers)
+		*ncontainers = 0;
+	if (size >= 4) {
+		uint32_t magic;
+		memcpy(&magic, p, 4);
+		if (magic == FATBIN_MAGIC) {
+			rc = fatbin_images(p, size, fn, arg, &n, &stop, why);
+			goto out;
+		}
+	}
 	if (elf_header(p, size, &eh, &shnum, why))
 		return -1;
-	if (eh.e_machine == EM_CUDA)
-		return fn(p, size, 0, 0, arg, why);
+	if (eh.e_machine == EM_CUDA) {
+		struct cubin c;
+		if (cubin_open(&c, p, size, why))
+			return -1;
+		struct cuda_image img = { 0 };
+		img.kind = CUDA_IMAGE_SASS;
+		img.sm = c.sm;
+		img.data = p;
+		img.size = size;
+		img.full_size = size;
+		n = 1;
+		fn(&img, arg);
+		goto out;
+	}
 	Elf64_Shdr sh = { 0 }, names = { 0 };
 	uint64_t strndx = eh.e_shstrndx;
 	if (strndx == SHN_XINDEX) {
@@ -688,124 +912,98 @@ static int cuda_images(const void *data, size_t size, image_fn fn, void *arg, ch
 		strndx = sh.sh_link;
 	}
 	if (!shnum)
-		return 0;
+		goto out;
 	if (read_shdr(p, size, &eh, shnum, strndx, &names, why) || section_data(size, &names, why))
 		return -1;
-	for (uint64_t i = 0; i < shnum; i++) {
+	for (uint64_t i = 0; i < shnum && !stop && !rc; i++) {
 		if (read_shdr(p, size, &eh, shnum, i, &sh, why) || section_data(size, &sh, why))
 			return -1;
 		const char *name = string_at(p, size, &names, sh.sh_name);
-		if (name && !strcmp(name, ".nv_fatbin") && sh.sh_type != SHT_NOBITS &&
-		    fatbin_images(p + sh.sh_offset, sh.sh_size, fn, arg, why))
-			return -1;
+		if (name && (!strcmp(name, ".nv_fatbin") || !strcmp(name, "__nv_relfatbin")) &&
+		    sh.sh_type != SHT_NOBITS)
+			rc = fatbin_images(p + sh.sh_offset, sh.sh_size, fn, arg, &n, &stop, why);
 	}
+out:
+	if (ncontainers)
+		*ncontainers = n;
+	return rc;
+}
+
+int elf_image_payload(const struct cuda_image *img, unsigned long long limit, const unsigned char **out,
+		      size_t *len, void **owned, char **why)
+{
+	*why = NULL;
+	*owned = NULL;
+	if (!img->compression) {
+		*out = img->data;
+		*len = img->size;
+		return 0;
+	}
+	unsigned char *buf;
+	if (unpack_image(img->compression == 2 ? UNPACK_ZSTD : UNPACK_LZ4, img->data, img->size, img->full_size,
+			 limit, &buf, why))
+		return -1;
+	*out = buf;
+	*len = (size_t)img->full_size;
+	*owned = buf;
 	return 0;
 }
 
-struct stacks_arg {
+const char *elf_image_target(const struct cuda_image *img, char *buf, size_t size)
+{
+	const char *v = img->variant == 'a' ? "a" : img->variant == 'f' ? "f" : "";
+	if (img->kind == CUDA_IMAGE_OTHER)
+		snprintf(buf, size, "other_%u%s", img->sm, v);
+	else
+		snprintf(buf, size, "%s_%u%s", img->kind == CUDA_IMAGE_PTX ? "compute" : "sm", img->sm, v);
+	return buf;
+}
+
+/* ---- stacks (the crash layer's check), on top of the images and kernels ---- */
+
+struct stacks_walk {
 	elf_stack_fn fn;
 	void *arg;
+	unsigned sm;
+	char *why;
 };
 
-static int image_stacks(const unsigned char *p, size_t size, unsigned sm, uint64_t flags, void *arg, char **why)
+static void stack_of(const struct cuda_kernel *k, void *arg)
 {
-	struct stacks_arg *a = arg;
-	(void)flags;
-	return cubin_stacks(p, size, sm, a->fn, a->arg, why);
+	struct stacks_walk *w = arg;
+	if (k->has_stack)
+		w->fn(k->name, w->sm, k->stack, w->arg);
+}
+
+static int stacks_image(const struct cuda_image *img, void *arg)
+{
+	struct stacks_walk *w = arg;
+	const unsigned char *code;
+	size_t len;
+	void *owned;
+	if (img->kind != CUDA_IMAGE_SASS)
+		return 0;
+	if (elf_image_payload(img, IMAGE_LIMIT, &code, &len, &owned, &w->why))
+		return 1;
+	struct cubin c;
+	if (cubin_open(&c, code, len, &w->why)) {
+		free(owned);
+		return 1;
+	}
+	w->sm = img->sm ? img->sm : c.sm;
+	int rc = cubin_kernels(&c, NULL, stack_of, w, NULL, &w->why);
+	free(owned);
+	return rc != 0;
 }
 
 int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, char **why)
 {
-	struct stacks_arg a = { fn, arg };
-	return cuda_images(data, size, image_stacks, &a, why);
-}
-
-struct kernels_arg {
-	elf_kernel_fn fn;
-	void *arg;
-};
-
-/* The name of symbol `index` of an image's symbol table, or NULL. */
-static const char *symbol_name(const unsigned char *p, size_t size, const Elf64_Shdr *symtab,
-			       const Elf64_Shdr *strtab, uint64_t index)
-{
-	Elf64_Sym sym;
-	if (index >= symtab->sh_size / sizeof(sym))
-		return NULL;
-	memcpy(&sym, p + symtab->sh_offset + index * sizeof(sym), sizeof(sym));
-	return string_at(p, size, strtab, sym.st_name);
-}
-
-/* One image's kernels: their code sections' sizes, and what their relocations call. */
-static int image_kernels(const unsigned char *p, size_t size, unsigned sm, uint64_t flags, void *arg,
-			 char **why)
-{
-	struct kernels_arg *a = arg;
-	Elf64_Ehdr eh;
-	uint64_t shnum;
-	if (elf_header(p, size, &eh, &shnum, why))
+	struct stacks_walk w = { fn, arg, 0, NULL };
+	if (elf_cuda_images(data, size, stacks_image, &w, NULL, why))
 		return -1;
-	if (eh.e_machine != EM_CUDA)
-		return fail(why, "not a CUDA image");
-	if (!sm)
-		sm = p[EI_ABIVERSION] >= 8 ? (eh.e_flags >> 8) & 0xff : eh.e_flags & 0xff;
-	char suffix = flags & FATBIN_FLAG_ARCH_SPECIFIC ? 'a' : flags & FATBIN_FLAG_FAMILY_SPECIFIC ? 'f' : 0;
-	Elf64_Shdr symtab = { 0 }, strtab = { 0 }, sh;
-	int have = 0;
-	for (uint64_t i = 0; i < shnum && !have; i++) {
-		if (read_shdr(p, size, &eh, shnum, i, &sh, why) || section_data(size, &sh, why))
-			return -1;
-		if (sh.sh_type == SHT_SYMTAB) {
-			symtab = sh;
-			have = 1;
-		}
+	if (w.why) {
+		*why = w.why;
+		return -1;
 	}
-	if (!have)
-		return 0;
-	if (symtab.sh_entsize != sizeof(Elf64_Sym) || read_shdr(p, size, &eh, shnum, symtab.sh_link, &strtab, why) ||
-	    section_data(size, &strtab, why))
-		return *why ? -1 : fail(why, "unexpected symbol size");
-	/* what the image's relocations name: bit 0 vprintf, bit 1 __assertfail (a call to either
-	 * goes through the constant bank, so it belongs to the image, not to one kernel) */
-	unsigned calls = 0;
-	for (uint64_t i = 0; i < shnum; i++) {
-		if (read_shdr(p, size, &eh, shnum, i, &sh, why))
-			return -1;
-		size_t esize = sh.sh_type == SHT_REL ? sizeof(Elf64_Rel) : sh.sh_type == SHT_RELA ? sizeof(Elf64_Rela) : 0;
-		if (!esize || !in_bounds(size, sh.sh_offset, sh.sh_size))
-			continue;
-		for (uint64_t off = 0; off + esize <= sh.sh_size; off += esize) {
-			Elf64_Rel r;
-			memcpy(&r, p + sh.sh_offset + off, sizeof(r));
-			const char *name = symbol_name(p, size, &symtab, &strtab, ELF64_R_SYM(r.r_info));
-			if (name && !strcmp(name, "vprintf"))
-				calls |= 1;
-			else if (name && !strcmp(name, "__assertfail"))
-				calls |= 2;
-		}
-	}
-	uint64_t nsyms = symtab.sh_size / sizeof(Elf64_Sym);
-	int rc = 0;
-	for (uint64_t k = 0; k < nsyms && !rc; k++) {
-		Elf64_Sym sym;
-		memcpy(&sym, p + symtab.sh_offset + k * sizeof(sym), sizeof(sym));
-		const char *name = string_at(p, size, &strtab, sym.st_name);
-		if (!name || ELF64_ST_TYPE(sym.st_info) != STT_FUNC || !(sym.st_other & STO_CUDA_ENTRY))
-			continue;
-		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= shnum || sym.st_shndx >= SHN_LORESERVE)
-			continue;
-		if (read_shdr(p, size, &eh, shnum, sym.st_shndx, &sh, why)) {
-			rc = -1;
-			break;
-		}
-		struct elf_cuda_kernel kernel = { name, sm, suffix, sh.sh_size, calls & 1, (calls >> 1) & 1 };
-		a->fn(&kernel, a->arg);
-	}
-	return rc;
-}
-
-int elf_cuda_kernels(const void *data, size_t size, elf_kernel_fn fn, void *arg, char **why)
-{
-	struct kernels_arg a = { fn, arg };
-	return cuda_images(data, size, image_kernels, &a, why);
+	return 0;
 }

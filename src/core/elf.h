@@ -88,18 +88,75 @@ int ar_members(const void *data, size_t size, int (*fn)(const struct ar_member *
 typedef void (*elf_stack_fn)(const char *kernel, unsigned sm, unsigned long long stack, void *arg);
 int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, char **why);
 
-/* The kernels of the CUDA images in a file (the same images as elf_cuda_stacks()), one call
- * per kernel and image, with what tells a compiled-out body from a real one: the size of its
- * code section, and whether the image calls vprintf or __assertfail (its relocations name them;
- * such calls go through the image's constant bank, so they cannot be told apart by kernel). */
-struct elf_cuda_kernel {
-	const char *name;            /* mangled, as in the image's .symtab */
-	unsigned sm;                 /* the image's target: 90 for sm_90 and sm_90a */
-	char suffix;                 /* 'a' (sm_90a), 'f' (sm_100f), or 0, from the fatbin entry */
-	unsigned long long code;     /* bytes of its code section */
-	unsigned printf : 1, assert : 1;
+/* ---- CUDA images ----------------------------------------------------------------------------
+ * A fatbin is a run of containers (magic 0xBA55ED50, one per translation unit in a library or
+ * program), each a list of entries: an entry header (kind, target, PTX ISA version, flags,
+ * sizes) and its payload. nvcc 13.0 writes these entry flags: 0x1 64-bit, 0x10 Linux,
+ * 0x2000 LZ4-compressed, 0x8000 Zstandard-compressed, 0x100000 an arch-specific target
+ * (sm_90a), 0x200000 a family target (sm_100f); a compressed entry records its compressed size
+ * at offset 16 and its full size at offset 56. */
+enum cuda_image_kind { CUDA_IMAGE_SASS, CUDA_IMAGE_PTX, CUDA_IMAGE_OTHER };
+
+struct cuda_image {
+	enum cuda_image_kind kind;
+	unsigned sm;                 /* 90 for sm_90 / compute_90; 0 when unknown */
+	char variant;                /* 'a', 'f', or 0 for a plain target */
+	unsigned ptx_major, ptx_minor; /* a PTX image's ISA version (9.0); SASS: 0 */
+	int compression;             /* enum unpack_method (unpack.h): 0 none, 1 lz4, 2 zstd */
+	const unsigned char *data;   /* the payload as stored */
+	size_t size;                 /* its stored size */
+	unsigned long long full_size; /* its size once decompressed */
+	unsigned container;          /* which fatbin container (0, 1, ...) it is in */
 };
-typedef void (*elf_kernel_fn)(const struct elf_cuda_kernel *k, void *arg);
-int elf_cuda_kernels(const void *data, size_t size, elf_kernel_fn fn, void *arg, char **why);
+
+/* Calls fn for every image of a file: the fatbin containers in the .nv_fatbin and
+ * __nv_relfatbin sections of a host object, program or shared object, a fatbin itself (a
+ * .fatbin file, or one in memory), or a cubin (one SASS image; its target from e_flags). fn
+ * returns non-zero to stop. *ncontainers (may be NULL) gets the number of fatbin containers
+ * (1 for a cubin; 0 when the file has no CUDA code). Returns 0, or -1 with *why. */
+typedef int (*cuda_image_fn)(const struct cuda_image *img, void *arg);
+int elf_cuda_images(const void *data, size_t size, cuda_image_fn fn, void *arg, unsigned *ncontainers,
+		    char **why);
+
+/* The size of the fatbin container at data (its header and entries), or 0 when data do not start
+ * with one; at most `size` bytes are read. For images in memory whose size nobody recorded. */
+size_t elf_fatbin_size(const void *data, size_t size);
+
+/* An image's payload, decompressed when it is compressed: *out and *len, with *owned the buffer
+ * to free() (NULL when *out points into the image). Images above `limit` bytes are refused.
+ * Returns 0, or -1 with *why. */
+int elf_image_payload(const struct cuda_image *img, unsigned long long limit, const unsigned char **out,
+		      size_t *len, void **owned, char **why);
+
+/* "sm_90a" for a SASS image, "compute_90a" for PTX, into buf. */
+const char *elf_image_target(const struct cuda_image *img, char *buf, size_t size);
+
+/* What one kernel of a cubin needs, from the image. */
+struct cuda_kernel {
+	const char *name;            /* the symbol (mangled), points into the cubin */
+	unsigned regs;               /* registers per thread (EIATTR_REGCOUNT); 0 when not recorded */
+	unsigned long long shared;   /* static shared memory: the size of .nv.shared.<kernel> */
+	unsigned long long stack;    /* EIATTR_MIN_STACK_SIZE, else EIATTR_FRAME_SIZE */
+	int has_stack;               /* one of those was recorded */
+	int stub;                    /* elf_kernel_is_stub() */
+	unsigned long long code;     /* the size of its code section */
+	unsigned calls;              /* the image calls vprintf (bit 0) or __assertfail (bit 1): such
+					calls go through its constant bank, so they cannot be told apart
+					by kernel */
+};
+
+/* Calls fn for every kernel (an entry function of the .symtab) of a cubin, in symbol order.
+ * Returns 0, or -1 with *why when the cubin is damaged (fn may have been called before). */
+typedef void (*cuda_kernel_fn)(const struct cuda_kernel *k, void *arg);
+int elf_cubin_kernels(const void *cubin, size_t size, cuda_kernel_fn fn, void *arg, char **why);
+
+/* Whether a kernel of a cubin is a stub: its body was compiled out for this target (an
+ * `#if __CUDA_ARCH__` guard, CUTLASS's arch-conditional kernels), so that it does nothing, or
+ * only traps. Read off the machine code (sm_70 and newer, 16-byte instructions): after
+ * setting up the stack pointer it only exits (EXIT), or it never exits and ends in a trap
+ * (BPT.TRAP: `__trap()`, an `assert(0)`, CUTLASS's printf("... Aborting.") then trap).
+ * Returns 1 for a stub, 0 for a kernel with a body, -1 when it cannot tell (no such kernel, an
+ * older target, a damaged cubin). Self-contained: it reads nothing but the cubin. */
+int elf_kernel_is_stub(const void *cubin, size_t size, const char *kernel);
 
 #endif

@@ -46,13 +46,13 @@ static void grow(struct stubs *s, size_t nk, size_t nt)
 	s->calls = calls;
 }
 
-void stubs_add(struct stubs *s, const struct elf_cuda_kernel *k)
+void stubs_add(struct stubs *s, unsigned sm, char variant, const struct cuda_kernel *k)
 {
-	long t = stubs_target_index(s, k->sm, k->suffix);
+	long t = stubs_target_index(s, sm, variant);
 	if (t < 0) {
 		grow(s, s->nk, s->nt + 1);
 		s->t = XRESIZEVEC(struct stubs_target, s->t, s->nt + 1);
-		s->t[s->nt] = (struct stubs_target){ k->sm, k->suffix };
+		s->t[s->nt] = (struct stubs_target){ sm, variant };
 		t = (long)s->nt++;
 	}
 	size_t row = 0;
@@ -65,12 +65,46 @@ void stubs_add(struct stubs *s, const struct elf_cuda_kernel *k)
 	}
 	size_t cell = row * s->nt + (size_t)t;
 	s->code[cell] = k->code ? k->code : 1; /* present, even when empty */
-	s->calls[cell] = (unsigned char)(k->printf | k->assert << 1);
+	s->calls[cell] = (unsigned char)((k->calls & 3) | (k->stub == 1) << 2);
 }
 
-static void add_kernel(const struct elf_cuda_kernel *k, void *arg)
+struct reading {
+	struct stubs *s;
+	unsigned sm;
+	char variant;
+	char **why;
+	int rc;
+};
+
+static void add_kernel(const struct cuda_kernel *k, void *arg)
 {
-	stubs_add(arg, k);
+	struct reading *r = arg;
+	stubs_add(r->s, r->sm, r->variant, k);
+}
+
+/* Machine code only: PTX has no code sizes. A compressed image is decompressed (up to 1 GiB). */
+static int add_image(const struct cuda_image *img, void *arg)
+{
+	struct reading *r = arg;
+	if (img->kind != CUDA_IMAGE_SASS || !img->sm)
+		return 0;
+	const unsigned char *data;
+	size_t len;
+	void *owned = NULL;
+	if (elf_image_payload(img, 1ull << 30, &data, &len, &owned, r->why) ||
+	    elf_cubin_kernels(data, len, add_kernel, &(struct reading){ r->s, img->sm, img->variant, r->why, 0 }, r->why))
+		r->rc = -1;
+	free(owned);
+	return r->rc;
+}
+
+int stubs_read_data(struct stubs *s, const void *data, size_t size, char **why)
+{
+	struct reading r = { s, 0, 0, why, 0 };
+	*why = NULL;
+	if (elf_cuda_images(data, size, add_image, &r, NULL, why))
+		return -1;
+	return r.rc;
 }
 
 int stubs_read(struct stubs *s, const char *path, char **why)
@@ -79,7 +113,7 @@ int stubs_read(struct stubs *s, const char *path, char **why)
 	*why = NULL;
 	if (elf_map_file(path, &m, why))
 		return -1;
-	int rc = elf_cuda_kernels(m.data, m.size, add_kernel, s, why);
+	int rc = stubs_read_data(s, m.data, m.size, why);
 	elf_unmap(&m);
 	return rc;
 }
@@ -87,9 +121,10 @@ int stubs_read(struct stubs *s, const char *path, char **why)
 int stubs_trivial(const struct stubs *s, size_t k, size_t t)
 {
 	unsigned long long c = s->code[k * s->nt + t];
+	unsigned char calls = s->calls[k * s->nt + t];
 	if (!c)
 		return 0;
-	return c <= STUBS_TRIVIAL || (s->calls[k * s->nt + t] && c <= STUBS_TRIVIAL_CALL);
+	return c <= STUBS_TRIVIAL || (calls & 4) || ((calls & 3) && c <= STUBS_TRIVIAL_CALL);
 }
 
 int stubs_real_over(unsigned long long real, unsigned long long stub)

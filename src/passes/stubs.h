@@ -8,7 +8,8 @@
  *     macros of sm_90a (__CUDA_ARCH_FEAT_SM90_ALL, through CUTLASS's own derived macros).
  * A kernel is a stub on target X when its code there is trivial — at most STUBS_TRIVIAL bytes
  * (an empty body, a trap), or at most STUBS_TRIVIAL_CALL bytes in an image that calls vprintf
- * or __assertfail (print, then trap; an assert) — while on another target Y its code is real:
+ * or __assertfail (print, then trap; an assert), or code that only exits or ends in a trap
+ * (elf_kernel_is_stub(), read off the instructions) — while on another target Y its code is real:
  * at least STUBS_RATIO times as large and STUBS_MARGIN bytes more. A kernel that is small everywhere (a
  * tiny kernel) is never a stub, nor one whose targets differ by tuned code (neither trivial).
  * The sizes are those of each kernel's own code section in the CUDA images (elf.h); nvcc 13.0
@@ -47,10 +48,13 @@ struct stubs {
 void stubs_init(struct stubs *s);
 void stubs_release(struct stubs *s);
 
-/* Adds one kernel of one image (a new target or kernel makes a new column or row). */
-void stubs_add(struct stubs *s, const struct elf_cuda_kernel *k);
-/* Adds every kernel of a file's CUDA images (an object, an executable, a cubin). Returns 0, or
- * -1 with *why (xmalloc'ed) when it cannot be read or is damaged. */
+/* Adds one kernel of the image of target sm_<sm><variant> (a new target or kernel makes a new
+ * column or row). */
+void stubs_add(struct stubs *s, unsigned sm, char variant, const struct cuda_kernel *k);
+/* Adds every kernel of the machine-code images of a file in memory or on disk (an object, a
+ * program, a shared object, a fatbin, a cubin; compressed images decompressed, elf.h). Returns 0,
+ * or -1 with *why (xmalloc'ed) when it cannot be read or is damaged. */
+int stubs_read_data(struct stubs *s, const void *data, size_t size, char **why);
 int stubs_read(struct stubs *s, const char *path, char **why);
 
 /* The column of a target, or -1. */

@@ -137,6 +137,12 @@ enum preload_kind { PRELOAD_NVRTC, PRELOAD_DRIVER, PRELOAD_NVJITLINK, PRELOAD_NK
 
 #define PL_UNPACK(...) __VA_ARGS__
 
+/* cuLaunchKernel's parameters (and its _ptsz form's). */
+#define PL_LAUNCH_PARAMS                                                                            \
+	(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,       \
+	 unsigned shared, void *stream, void **params, void **extra)
+#define PL_LAUNCH_ARGS (f, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
+
 /* The versioned names of nvJitLink's functions (nvJitLink.h calls __nvJitLinkCreate_13_0). */
 #define PL_NVJITLINK_VERSIONS(X, HOOK)                                                              \
 	X(HOOK, 12_0) X(HOOK, 12_1) X(HOOK, 12_2) X(HOOK, 12_3) X(HOOK, 12_4) X(HOOK, 12_5)         \
@@ -232,6 +238,37 @@ enum preload_kind { PRELOAD_NVRTC, PRELOAD_DRIVER, PRELOAD_NVJITLINK, PRELOAD_NK
 	     (void **library, const void *code, int *jit_options, void **jit_values, unsigned njit,   \
 	      int *lib_options, void **lib_values, unsigned nlib),                                    \
 	     (library, code, jit_options, jit_values, njit, lib_options, lib_values, nlib))           \
+	HOOK(PRELOAD_DRIVER, cuModuleLoad, preload_cuModuleLoad, int, PL_CUDA_ERROR_NOT_INITIALIZED,  \
+	     (void **module, const char *path), (module, path))                                       \
+	HOOK(PRELOAD_DRIVER, cuModuleLoadFatBinary, preload_cuModuleLoadFatBinary, int,              \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, (void **module, const void *image), (module, image))      \
+	HOOK(PRELOAD_DRIVER, cuLibraryLoadFromFile, preload_cuLibraryLoadFromFile, int,              \
+	     PL_CUDA_ERROR_NOT_INITIALIZED,                                                           \
+	     (void **library, const char *path, int *jit_options, void **jit_values, unsigned njit,   \
+	      int *lib_options, void **lib_values, unsigned nlib),                                    \
+	     (library, path, jit_options, jit_values, njit, lib_options, lib_values, nlib))           \
+	HOOK(PRELOAD_DRIVER, cuModuleUnload, preload_cuModuleUnload, int,                            \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, (void *handle), (handle))                                 \
+	HOOK(PRELOAD_DRIVER, cuLibraryUnload, preload_cuLibraryUnload, int,                          \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, (void *handle), (handle))                                 \
+	HOOK(PRELOAD_DRIVER, cuModuleGetFunction, preload_cuModuleGetFunction, int,                  \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, (void **function, void *module, const char *name),        \
+	     (function, module, name))                                                                \
+	HOOK(PRELOAD_DRIVER, cuLibraryGetKernel, preload_cuLibraryGetKernel, int,                    \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, (void **kernel, void *library, const char *name),         \
+	     (kernel, library, name))                                                                 \
+	HOOK(PRELOAD_DRIVER, cuKernelGetFunction, preload_cuKernelGetFunction, int,                  \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, (void **function, void *kernel), (function, kernel))      \
+	HOOK(PRELOAD_DRIVER, cuLaunchKernel, preload_cuLaunchKernel, int,                            \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, PL_LAUNCH_PARAMS, PL_LAUNCH_ARGS)                         \
+	HOOK(PRELOAD_DRIVER, cuLaunchKernel_ptsz, preload_cuLaunchKernel, int,                       \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, PL_LAUNCH_PARAMS, PL_LAUNCH_ARGS)                         \
+	HOOK(PRELOAD_DRIVER, cuLaunchKernelEx, preload_cuLaunchKernelEx, int,                        \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, (const void *config, void *f, void **params, void **extra), \
+	     (config, f, params, extra))                                                              \
+	HOOK(PRELOAD_DRIVER, cuLaunchKernelEx_ptsz, preload_cuLaunchKernelEx, int,                   \
+	     PL_CUDA_ERROR_NOT_INITIALIZED, (const void *config, void *f, void **params, void **extra), \
+	     (config, f, params, extra))                                                              \
 	HOOK(PRELOAD_DRIVER, cuGetProcAddress, preload_cuGetProcAddress, int,                        \
 	     PL_CUDA_ERROR_NOT_INITIALIZED,                                                           \
 	     (const char *symbol, void **pfn, int version, uint64_t flags),                           \
@@ -246,7 +283,9 @@ enum preload_kind { PRELOAD_NVRTC, PRELOAD_DRIVER, PRELOAD_NVJITLINK, PRELOAD_NK
 	REAL(PRELOAD_DRIVER, cuCtxGetDevice)                                                          \
 	REAL(PRELOAD_DRIVER, cuDeviceGetAttribute)                                                    \
 	REAL(PRELOAD_DRIVER, cuDeviceGetCount)                                                        \
-	REAL(PRELOAD_DRIVER, cuModuleUnload)                                                          \
+	REAL(PRELOAD_DRIVER, cuDriverGetVersion)                                                      \
+	REAL(PRELOAD_DRIVER, cuFuncGetModule)                                                         \
+	REAL(PRELOAD_DRIVER, cuKernelGetLibrary)                                                      \
 	HOOK(PRELOAD_NVJITLINK, nvJitLinkCreate, preload_nvJitLinkCreate, int,                       \
 	     PL_NVJITLINK_ERROR_INTERNAL, (void **h, uint32_t n, const char *const *o), (h, n, o))    \
 	HOOK(PRELOAD_NVJITLINK, nvJitLinkDestroy, preload_nvJitLinkDestroy, int,                     \
@@ -336,6 +375,18 @@ void preload_explain_clear(void);
 const char *preload_explain_get(int code);
 /* "<driver_text> (nvshim: <text>)", kept alive for the thread until its next call. */
 const char *preload_explain_message(const char *driver_text, const char *text);
+
+/* "No kernel image" explanations (preload_image.c). */
+#define PL_CUDA_ERROR_NO_BINARY_FOR_GPU 209
+#define PL_CUDA_ERROR_UNSUPPORTED_PTX_VERSION 222
+/* A module or library was loaded from `image` (in memory) or `path` (a file): remembered so that
+ * a later failure can name where its code came from. */
+void preload_image_loaded(struct preload_lib *L, const void *handle, int library, const void *image,
+			  const char *path);
+/* A load failed with `code`: when it is 209 or 222 (and explain_no_image), says which file the
+ * image came from, its targets, the GPU's and the fix. Returns 1 if it said so. */
+int preload_image_load_failed(struct preload_lib *L, const char *call, int code, const void *image,
+			      const char *path);
 
 /* NVRTC helpers for the link diagnostics (preload_nvrtc.c). */
 /* Reads an NVRTC library's version and supported targets once. */

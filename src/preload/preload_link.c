@@ -620,11 +620,14 @@ static void loader_log_begin(struct loader_log *j, unsigned n, int *options, voi
 /* After the load: the caller's output values brought up to date, a failure explained, nvshim's
  * copies freed. */
 static void loader_log_end(struct loader_log *j, struct preload_lib *L, const char *call, int r,
-			   const void *image, unsigned n, const int *options, void **values)
+			   const void *image, unsigned n, const int *options, void **values, void **handle,
+			   int library)
 {
 	if (j->added)
 		sync_values(n, options, values, j->vals);
-	if (r != PL_CUDA_SUCCESS)
+	if (r == PL_CUDA_SUCCESS && handle)
+		preload_image_loaded(L, *handle, library, image, NULL);
+	if (r != PL_CUDA_SUCCESS && !preload_image_load_failed(L, call, r, image, NULL))
 		load_failed(L, call, r, image, j->added ? j->log : j->caller_log, !j->added, j->caller_log,
 			    j->caller_log_size, j->target);
 	if (j->added) {
@@ -638,7 +641,10 @@ int preload_cuModuleLoadData(struct preload_lib *L, int fn, void **module, const
 {
 	preload_explain_clear();
 	int r = PL_REAL(L, fn, load_data_fn)(module, image);
-	if (r == PL_CUDA_SUCCESS || !diagnosing(L))
+	if (r == PL_CUDA_SUCCESS && module)
+		preload_image_loaded(L, *module, 0, image, NULL);
+	if (r == PL_CUDA_SUCCESS || preload_image_load_failed(L, "cuModuleLoadData", r, image, NULL) ||
+	    !diagnosing(L))
 		return r;
 	/* No log without options: load once more through cuModuleLoadDataEx to read it. */
 	char *log = NULL;
@@ -666,12 +672,18 @@ int preload_cuModuleLoadDataEx(struct preload_lib *L, int fn, void **module, con
 {
 	load_data_ex_fn real = PL_REAL(L, fn, load_data_ex_fn);
 	preload_explain_clear();
-	if (!diagnosing(L))
-		return real(module, image, n, options, values);
+	if (!diagnosing(L)) {
+		int r = real(module, image, n, options, values);
+		if (r == PL_CUDA_SUCCESS && module)
+			preload_image_loaded(L, *module, 0, image, NULL);
+		else if (r != PL_CUDA_SUCCESS)
+			preload_image_load_failed(L, "cuModuleLoadDataEx", r, image, NULL);
+		return r;
+	}
 	struct loader_log j;
 	loader_log_begin(&j, n, options, values);
 	int r = real(module, image, j.added ? n + 2 : n, j.opts, j.vals);
-	loader_log_end(&j, L, "cuModuleLoadDataEx", r, image, n, options, values);
+	loader_log_end(&j, L, "cuModuleLoadDataEx", r, image, n, options, values, module, 0);
 	return r;
 }
 
@@ -680,12 +692,18 @@ int preload_cuLibraryLoadData(struct preload_lib *L, int fn, void **library, con
 {
 	library_load_fn real = PL_REAL(L, fn, library_load_fn);
 	preload_explain_clear();
-	if (!diagnosing(L))
-		return real(library, code, jit_options, jit_values, njit, lib_options, lib_values, nlib);
+	if (!diagnosing(L)) {
+		int r = real(library, code, jit_options, jit_values, njit, lib_options, lib_values, nlib);
+		if (r == PL_CUDA_SUCCESS && library)
+			preload_image_loaded(L, *library, 1, code, NULL);
+		else if (r != PL_CUDA_SUCCESS)
+			preload_image_load_failed(L, "cuLibraryLoadData", r, code, NULL);
+		return r;
+	}
 	struct loader_log j;
 	loader_log_begin(&j, njit, jit_options, jit_values);
 	int r = real(library, code, j.opts, j.vals, j.added ? njit + 2 : njit, lib_options, lib_values, nlib);
-	loader_log_end(&j, L, "cuLibraryLoadData", r, code, njit, jit_options, jit_values);
+	loader_log_end(&j, L, "cuLibraryLoadData", r, code, njit, jit_options, jit_values, library, 1);
 	return r;
 }
 
@@ -699,13 +717,24 @@ static int v2_since(const char *name)
 
 /* Replaces a driver function handed out by cuGetProcAddress with nvshim's wrapper for it: the
  * one whose real function it is, else the form the caller's CUDA version gets. */
-static void wrap_proc(struct preload_lib *L, const char *symbol, void **pfn, int version)
+/* The functions of the "no kernel image" explanations (preload_image.c): handed out wrapped
+ * only when the driver's answer is the function nvshim's slot calls, so that a wrapper never
+ * calls another form (a launch on the per-thread default stream stays one). */
+static int image_fn(int fn)
 {
-	int base = -1, v2 = -1, same = -1;
+	return fn >= PL_cuModuleLoad && fn <= PL_cuLaunchKernelEx_ptsz;
+}
+
+static void wrap_proc(struct preload_lib *L, const char *symbol, void **pfn, int version, uint64_t flags)
+{
+	int base = -1, v2 = -1, ptsz = -1, same = -1;
 	/* cudart asks for hundreds of functions at start: most are none of nvshim's. */
-	if (strncmp(symbol, "cuLink", 6) && strncmp(symbol, "cuModuleLoadData", 16) &&
-	    strncmp(symbol, "cuLibraryLoadData", 17) && strncmp(symbol, "cuGetProcAddress", 16) &&
-	    strcmp(symbol, "cuGetErrorString"))
+	if (strncmp(symbol, "cuLink", 6) && strncmp(symbol, "cuModuleLoad", 12) &&
+	    strncmp(symbol, "cuLibraryLoad", 13) && strncmp(symbol, "cuGetProcAddress", 16) &&
+	    strcmp(symbol, "cuGetErrorString") && strcmp(symbol, "cuModuleGetFunction") &&
+	    strcmp(symbol, "cuLibraryGetKernel") && strcmp(symbol, "cuKernelGetFunction") &&
+	    strcmp(symbol, "cuModuleUnload") && strcmp(symbol, "cuLibraryUnload") &&
+	    strncmp(symbol, "cuLaunchKernel", 14))
 		return;
 	size_t len = strlen(symbol);
 	for (int fn = PL_cuLinkCreate; fn <= PL_cuGetErrorString && same < 0; fn++) {
@@ -716,13 +745,22 @@ static void wrap_proc(struct preload_lib *L, const char *symbol, void **pfn, int
 			base = fn;
 		else if (!strcmp(name + len, "_v2"))
 			v2 = fn;
+		else if (!strcmp(name + len, "_ptsz"))
+			ptsz = fn;
 		else
 			continue;
 		if (PL_REAL(L, fn, void *) == *pfn)
 			same = fn;
 	}
+	/* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (2) asks for the _ptsz form. */
+	if (same < 0 && ptsz >= 0 && (flags & 2))
+		base = ptsz;
 	int fn = same >= 0 ? same : v2 >= 0 && (base < 0 || version >= v2_since(preload_fn_name(v2))) ? v2 : base;
 	if (fn < 0)
+		return;
+	if (image_fn(fn) && same < 0 && PL_REAL(L, fn, void *) && PL_REAL(L, fn, void *) != *pfn)
+		return;
+	if (image_fn(fn) && !preload_config()->explain_no_image && !preload_config()->explain_stub_kernels)
 		return;
 	/* A function the slot lacked (the driver may hand out one dlsym does not): the first answer
 	 * stays. */
@@ -735,7 +773,7 @@ int preload_cuGetProcAddress(struct preload_lib *L, int fn, const char *symbol, 
 {
 	int r = PL_REAL(L, fn, proc_fn)(symbol, pfn, version, flags);
 	if (r == PL_CUDA_SUCCESS && L->active && symbol && pfn && *pfn)
-		wrap_proc(L, symbol, pfn, version);
+		wrap_proc(L, symbol, pfn, version, flags);
 	return r;
 }
 
@@ -744,7 +782,7 @@ int preload_cuGetProcAddress_v2(struct preload_lib *L, int fn, const char *symbo
 {
 	int r = PL_REAL(L, fn, proc2_fn)(symbol, pfn, version, flags, status);
 	if (r == PL_CUDA_SUCCESS && L->active && symbol && pfn && *pfn && (!status || *status == 0))
-		wrap_proc(L, symbol, pfn, version);
+		wrap_proc(L, symbol, pfn, version, flags);
 	return r;
 }
 

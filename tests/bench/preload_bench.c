@@ -13,6 +13,9 @@
  *   dlsym_hooked        dlsym(handle, "nvrtcGetPTX"), answered with a wrapper
  *   dlsym_other         dlsym(handle, "nvrtcVersion"), forwarded to glibc
  *   cuGetProcAddress    cuGetProcAddress_v2("cuLinkAddData")
+ *   cuModuleGetFunction, cuLaunchKernel   a kernel looked up and launched (the test double with
+ *                       FAKE_CUDA_IMAGES=1 answers both at once): what every program pays for
+ *                       the "no kernel image" explanations when nothing fails
  *
  *   preload_bench [COMPILES [CALLS]]       (10 and 20000 by default) */
 #include <dlfcn.h>
@@ -118,6 +121,10 @@ int main(int argc, char **argv)
 		cuModuleLoadDataEx(&mod, ptx, 0, NULL, NULL);
 		cuModuleUnload(mod);
 	});
+	cuModuleLoadDataEx(&mod, ptx, 0, NULL, NULL);
+	CUfunction kfn;
+	PER_CALL("cuModuleGetFunction", calls, cuModuleGetFunction(&kfn, mod, "scale"));
+	PER_CALL("cuLaunchKernel", calls, cuLaunchKernel(kfn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
 	void *h = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_NOLOAD);
 	void *volatile sink;
 	PER_CALL("dlsym_hooked", calls, sink = dlsym(h, "nvrtcGetPTX"));

@@ -32,7 +32,7 @@ def main():
     cmd = [os.path.join(build, "tests/preload/preload_bench"), str(a.compiles), str(a.calls)]
     home = tempfile.mkdtemp(prefix="nvshim-bench-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NVSHIM_") and k != "LD_PRELOAD"}
-    env.update(HOME=home, FAKE_CUDA_OK="1", NVSHIM_DEVICES="90",
+    env.update(HOME=home, FAKE_CUDA_OK="1", FAKE_CUDA_IMAGES="1", NVSHIM_DEVICES="90",
                LD_LIBRARY_PATH=os.path.join(build, "tests/fakecuda"))
     shim = dict(env, LD_PRELOAD=lib)
     run(cmd, env)

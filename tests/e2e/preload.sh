@@ -270,6 +270,65 @@ out=$(NVSHIM_VERBOSITY=loud NVSHIM_DEVICES=90 LD_PRELOAD="$PRE" "$T/rtc_compile"
 check "a bad setting: one warning, and the rules still work" contains "$out" "^result 0"
 check "a bad setting: said once" test "$(grep -c "NVSHIM_VERBOSITY" "$WORK/err")" = 1
 
+# --- noimage.explain / noimage.stub: "no kernel image" at load, lookup or launch, with the test
+# driver judging images as the driver does (FAKE_CUDA_IMAGES). The images are nvcc's own: a
+# fatbin and a cubin for sm_80, and a fatbin for sm_75, held by a shared library.
+cat >ni.cu <<'CU'
+__global__ void add(float *x) { x[threadIdx.x] += 1; }
+__global__ void guarded(float *x) {
+#if __CUDA_ARCH__ >= 900
+  x[0] = 1;
+#endif
+}
+CU
+"$NVCC" -fatbin -gencode arch=compute_80,code=sm_80 ni.cu -o ni80.fatbin &&
+	"$NVCC" -cubin -arch=sm_80 ni.cu -o ni80.cubin &&
+	"$NVCC" -fatbin -gencode 'arch=compute_75,code=[sm_75,compute_75]' ni.cu -o ni75.fatbin &&
+	for b in ni80.fatbin ni80.cubin ni75.fatbin; do ld -r -z noexecstack -b binary $b -o $b.o; done &&
+	gcc -shared ni80.fatbin.o ni80.cubin.o ni75.fatbin.o -o "$WORK/libni.so"
+NI=$T/noimage
+export FAKE_CUDA_IMAGES=1
+EXPECT="has no kernel image for this GPU (sm_75): it holds sm_80; rebuild it with -gencode arch=compute_75,code=sm_75 (TORCH_CUDA_ARCH_LIST=\"7.5\", CMAKE_CUDA_ARCHITECTURES=75) \[noimage.explain\]"
+for via in dlsym proc direct; do
+	prog=$NI args=(--via=$via)
+	[ $via = direct ] && prog=${NI}_direct args=()
+	plain=$(FAKE_CUDA_CC=75 "$prog" "${args[@]}" module "$WORK/libni.so" _binary_ni80_fatbin_start _Z3addPf 2>&1)
+	out=$(FAKE_CUDA_CC=75 run "$prog" "${args[@]}" module "$WORK/libni.so" _binary_ni80_fatbin_start _Z3addPf 2>"$WORK/err")
+	check "no image, lazy, $via: the program's own results unchanged" test "$out" = "$plain" -a "$out" = "$(printf 'load 0\nget 209')"
+	check "no image, lazy, $via: cuModuleGetFunction explained: the kernel, the library, its targets, the fix" \
+		grep -q "cuModuleGetFunction failed with CUDA_ERROR_NO_BINARY_FOR_GPU (209): kernel 'add(float\*)' of $WORK/libni.so $EXPECT" "$WORK/err"
+	out=$(FAKE_CUDA_CC=75 run "$prog" "${args[@]}" library "$WORK/libni.so" _binary_ni80_fatbin_start _Z3addPf 2>"$WORK/err")
+	launch=cuLaunchKernel
+	[ $via = proc ] && launch=cuLaunchKernel_ptsz
+	check "no image, library, $via: the launch fails as it would" test "$out" = "$(printf 'load 0\nget 0\nlaunch 209')"
+	check "no image, library, $via: the launch ($launch) explained, naming the library" \
+		grep -q "$launch failed with CUDA_ERROR_NO_BINARY_FOR_GPU (209): $WORK/libni.so $EXPECT" "$WORK/err"
+	check "no image, library, $via: said once" test "$(grep -c noimage.explain "$WORK/err")" = 1
+done
+out=$(CUDA_MODULE_LOADING=EAGER FAKE_CUDA_CC=75 run "$NI" module "$WORK/libni.so" _binary_ni80_cubin_start _Z3addPf 2>"$WORK/err")
+check "no image, eager, a cubin: the load fails as it would" test "$out" = "load 209"
+check "no image, eager: cuModuleLoadData explained" grep -q "cuModuleLoadData failed with CUDA_ERROR_NO_BINARY_FOR_GPU (209): $WORK/libni.so $EXPECT" "$WORK/err"
+check "no image, eager: nothing of link.diagnose" test -z "$(grep link.diagnose "$WORK/err")"
+out=$(CUDA_MODULE_LOADING=EAGER FAKE_CUDA_CC=75 run "$NI" fatbin "$WORK/libni.so" _binary_ni80_fatbin_start _Z3addPf 2>"$WORK/err")
+check "no image, eager, cuModuleLoadFatBinary: explained" grep -q "cuModuleLoadFatBinary failed with CUDA_ERROR_NO_BINARY_FOR_GPU (209): $WORK/libni.so" "$WORK/err"
+out=$(FAKE_CUDA_CC=75 run "${NI}_direct" file ni80.cubin _Z3addPf 2>"$WORK/err")
+check "no image, cuModuleLoad of a file: the file named" grep -q "kernel 'add(float\*)' of ni80.cubin $EXPECT" "$WORK/err"
+out=$(FAKE_CUDA_CC=75 run "$NI" --via=proc module "$WORK/libni.so" _binary_ni75_fatbin_start _Z3addPf 2>"$WORK/err")
+check "an image for the GPU: runs, nothing said" test "$out" = "$(printf 'load 0\nget 0\nlaunch 0')" -a ! -s "$WORK/err"
+out=$(FAKE_CUDA_CC=86 run "$NI" --via=proc module "$WORK/libni.so" _binary_ni75_fatbin_start _Z3addPf 2>"$WORK/err")
+check "PTX the driver compiles: runs, nothing said" test "$out" = "$(printf 'load 0\nget 0\nlaunch 0')" -a ! -s "$WORK/err"
+out=$(FAKE_CUDA_CC=75 NVSHIM_EXPLAIN_NO_IMAGE=false run "$NI" module "$WORK/libni.so" _binary_ni80_fatbin_start _Z3addPf 2>"$WORK/err")
+check "explain_no_image = false: nothing said" test "$out" = "$(printf 'load 0\nget 209')" -a ! -s "$WORK/err"
+# A stub kernel on the GPU's target, looked up: said once.
+out=$(FAKE_CUDA_CC=80 run "$NI" --via=proc library "$WORK/libni.so" _binary_ni80_fatbin_start _Z7guardedPf 2>"$WORK/err")
+check "stub on sm_80: the program runs as it would" test "$out" = "$(printf 'load 0\nget 0\nlaunch 0')"
+check "stub on sm_80: said" grep -q "kernel 'guarded(float\*)' of $WORK/libni.so is a stub on sm_80: its body was compiled out .*\[noimage.stub\]" "$WORK/err"
+out=$(FAKE_CUDA_CC=80 run "$NI" --via=proc library "$WORK/libni.so" _binary_ni80_fatbin_start _Z3addPf 2>"$WORK/err")
+check "a kernel with a body: nothing said" test ! -s "$WORK/err"
+out=$(FAKE_CUDA_CC=80 NVSHIM_EXPLAIN_STUB_KERNELS=false run "$NI" library "$WORK/libni.so" _binary_ni80_fatbin_start _Z7guardedPf 2>"$WORK/err")
+check "explain_stub_kernels = false: nothing said" test ! -s "$WORK/err"
+unset FAKE_CUDA_IMAGES
+
 # --- CuPy's own loader, when CuPy is installed (python3, or PRELOAD_TEST_PYTHON): its RawModule
 # path without a GPU, for the header rule.
 if "$PY" -c 'import cupy' >/dev/null 2>&1; then

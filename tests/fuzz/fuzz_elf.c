@@ -1,7 +1,7 @@
 /* Objects, shared objects and archives as the link pass reads them: symbol tables, an
  * archive's index and members, and each member's own symbols; and the kernels' stacks of the
  * CUDA images in an object, a program or a cubin (elf_cuda_stacks), and their kernels' code
- * sizes as the modules pass's stub check reads them (elf_cuda_kernels into a stubs table). */
+ * sizes as the modules pass's stub check reads them (stubs_read_data() into a stubs table). */
 #include <stdlib.h>
 
 #include "fuzz.h"
@@ -18,11 +18,6 @@ static void count(const char *name, int defined, int weak, void *arg)
 static void stack(const char *kernel, unsigned sm, unsigned long long bytes, void *arg)
 {
 	*(size_t *)arg += kernel[0] != '\0' && sm < 1000 && bytes > 0;
-}
-
-static void kernel(const struct elf_cuda_kernel *k, void *arg)
-{
-	stubs_add(arg, k);
 }
 
 static int member(const struct ar_member *m, void *arg)
@@ -64,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	why = NULL;
 	struct stubs st;
 	stubs_init(&st);
-	elf_cuda_kernels(data, size, kernel, &st, &why);
+	stubs_read_data(&st, data, size, &why);
 	for (size_t k = 0; k < st.nk; k++)
 		for (size_t t = 0; t < st.nt; t++)
 			n += stubs_real_on(&st, k, t) >= 0;

@@ -6,8 +6,17 @@
  *   FAKE_CUDA_CC=90       the device's compute capability (default 90)
  *   FAKE_CUDA_LOG=text    what the linker writes into a caller's error log buffer (default "")
  *   FAKE_CUDA_OK=1        links and loads succeed (for benchmarks)
+ *   FAKE_CUDA_IMAGES=1    loaders judge the image as the driver does for "no kernel image": a
+ *                         fatbin or cubin with neither machine code of the device's major (at or
+ *                         below its minor) nor PTX at or below its target gives
+ *                         CUDA_ERROR_NO_BINARY_FOR_GPU (209): at the load with
+ *                         CUDA_MODULE_LOADING=EAGER; otherwise (lazy, the default) at
+ *                         cuModuleGetFunction, and for a library's kernel at cuKernelGetFunction
+ *                         or the launch. A fatbin is read by its own small loop here, not by
+ *                         nvshim's reader.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,10 +148,78 @@ EXPORT int cuLinkComplete(void *state, void **cubin, size_t *size)
 EXPORT int cuLinkDestroy(void *state) { free(state); return 0; }
 
 static int module;
+
+static int judging(void) { return getenv("FAKE_CUDA_IMAGES") != NULL; }
+static int eager(void)
+{
+	const char *v = getenv("CUDA_MODULE_LOADING");
+	return v && !strcmp(v, "EAGER");
+}
+
+/* 1 if a fatbin (or cubin) has code this device can run. */
+static int runs_here(const unsigned char *p)
+{
+	uint32_t magic;
+	memcpy(&magic, p, 4);
+	if (magic == 0x466243b1u) { /* the runtime's wrapper */
+		const unsigned char *d;
+		memcpy(&d, p + 8, sizeof(d));
+		p = d;
+		memcpy(&magic, p, 4);
+	}
+	int dev = cc();
+	if (!memcmp(p, "\177ELF", 4)) {
+		uint32_t flags;
+		memcpy(&flags, p + 0x30, 4);
+		int sm = (int)((flags >> 8) & 0xff);
+		return sm / 10 == dev / 10 && sm <= dev;
+	}
+	if (magic != 0xBA55ED50u)
+		return 1; /* PTX text and the like: not judged */
+	uint16_t hsize;
+	uint64_t fsize;
+	memcpy(&hsize, p + 6, 2);
+	memcpy(&fsize, p + 8, 8);
+	for (uint64_t e = hsize; e + 64 <= (uint64_t)hsize + fsize;) {
+		uint16_t kind;
+		uint32_t ehsize, sm;
+		uint64_t psize;
+		memcpy(&kind, p + e, 2);
+		memcpy(&ehsize, p + e + 4, 4);
+		memcpy(&psize, p + e + 8, 8);
+		memcpy(&sm, p + e + 28, 4);
+		if (kind == 2 && (int)sm / 10 == dev / 10 && (int)sm <= dev)
+			return 1;
+		if (kind == 1 && (int)sm <= dev)
+			return 1;
+		e += ehsize + psize;
+	}
+	return 0;
+}
+
+/* Modules and libraries handed out: their image and whether it runs here. */
+struct handle {
+	int runs;
+	int library;
+};
+struct function {
+	struct handle *parent;
+	int kernel; /* a CUkernel, else a CUfunction */
+};
+
 static int load(void **mod, const void *image, unsigned n, int *opts, void **vals)
 {
 	if (!image)
 		return 1;
+	if (judging()) {
+		int runs = runs_here(image);
+		if (!runs && eager())
+			return 209;
+		struct handle *h = calloc(1, sizeof(*h));
+		h->runs = runs;
+		*mod = h;
+		return 0;
+	}
 	if (ok()) {
 		*mod = &module;
 		return 0;
@@ -155,7 +232,85 @@ EXPORT int cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *op
 	return load(mod, image, n, opts, vals);
 }
 EXPORT int cuModuleLoadData(void **mod, const void *image) { return load(mod, image, 0, NULL, NULL); }
-EXPORT int cuModuleUnload(void *mod) { return mod == &module ? 0 : 400; }
+EXPORT int cuModuleUnload(void *mod) { return mod == &module || judging() ? 0 : 400; }
+EXPORT int cuModuleLoadFatBinary(void **mod, const void *image) { return load(mod, image, 0, NULL, NULL); }
+EXPORT int cuModuleLoad(void **mod, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 301; /* CUDA_ERROR_FILE_NOT_FOUND */
+	static unsigned char buf[1 << 20];
+	size_t got = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (got < 64)
+		return 200;
+	return load(mod, buf, 0, NULL, NULL);
+}
+static int get_function(void **f, void *mod, const char *name, int kernel)
+{
+	struct handle *h = mod;
+	if (!judging() || !h || !name)
+		return 400;
+	if (!h->runs && !kernel)
+		return 209; /* lazy loading: the function is loaded now */
+	struct function *fn = calloc(1, sizeof(*fn));
+	fn->parent = h;
+	fn->kernel = kernel;
+	*f = fn;
+	return 0;
+}
+EXPORT int cuModuleGetFunction(void **f, void *mod, const char *name) { return get_function(f, mod, name, 0); }
+EXPORT int cuLibraryGetKernel(void **k, void *lib, const char *name) { return get_function(k, lib, name, 1); }
+EXPORT int cuKernelGetFunction(void **f, void *k)
+{
+	struct function *kernel = k;
+	if (!kernel || !kernel->kernel)
+		return 400;
+	if (!kernel->parent->runs)
+		return 209;
+	*f = kernel; /* the same object serves as its function here */
+	return 0;
+}
+EXPORT int cuFuncGetModule(void **mod, void *f)
+{
+	struct function *fn = f;
+	if (!fn || fn->kernel)
+		return 400;
+	*mod = fn->parent;
+	return 0;
+}
+EXPORT int cuKernelGetLibrary(void **lib, void *k)
+{
+	struct function *fn = k;
+	if (!fn || !fn->kernel)
+		return 400;
+	*lib = fn->parent;
+	return 0;
+}
+static int launch(void *f)
+{
+	struct function *fn = f;
+	if (!fn)
+		return 400;
+	return fn->parent->runs ? 0 : 209;
+}
+EXPORT int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+			  unsigned shared, void *stream, void **params, void **extra)
+{
+	(void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)stream, (void)params, (void)extra;
+	return launch(f);
+}
+EXPORT int cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+			       unsigned shared, void *stream, void **params, void **extra)
+{
+	(void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)stream, (void)params, (void)extra;
+	return launch(f);
+}
+EXPORT int cuLaunchKernelEx(const void *config, void *f, void **params, void **extra)
+{
+	(void)config, (void)params, (void)extra;
+	return launch(f);
+}
 EXPORT int cuLibraryLoadData(void **lib, const void *code, int *jit_opts, void **jit_vals, unsigned njit,
 			     int *lib_opts, void **lib_vals, unsigned nlib)
 {
@@ -165,25 +320,25 @@ EXPORT int cuLibraryLoadData(void **lib, const void *code, int *jit_opts, void *
 
 EXPORT int cuGetErrorString(int code, const char **s)
 {
-	*s = code == 0 ? "no error" : code == 300 ? "device kernel image is invalid" : "unknown error";
+	*s = code == 0 ? "no error" : code == 300 ? "device kernel image is invalid"
+		: code == 209 ? "no kernel image is available for execution on the device" : "unknown error";
 	return 0;
 }
 EXPORT int cuGetErrorName(int code, const char **s)
 {
-	*s = code == 0 ? "CUDA_SUCCESS" : code == 300 ? "CUDA_ERROR_INVALID_SOURCE" : "CUDA_ERROR_UNKNOWN";
+	*s = code == 0 ? "CUDA_SUCCESS" : code == 300 ? "CUDA_ERROR_INVALID_SOURCE"
+		: code == 209 ? "CUDA_ERROR_NO_BINARY_FOR_GPU" : "CUDA_ERROR_UNKNOWN";
 	return 0;
 }
 
-static int get_proc(const char *symbol, void **pfn, int version, int *status);
+static int get_proc(const char *symbol, void **pfn, int version, unsigned long long flags, int *status);
 EXPORT int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags, int *status)
 {
-	(void)flags;
-	return get_proc(symbol, pfn, version, status);
+	return get_proc(symbol, pfn, version, flags, status);
 }
 EXPORT int cuGetProcAddress(const char *symbol, void **pfn, int version, unsigned long long flags)
 {
-	(void)flags;
-	return get_proc(symbol, pfn, version, NULL);
+	return get_proc(symbol, pfn, version, flags, NULL);
 }
 
 /* The driver's table: each name, and the CUDA version from which its _v2 form is handed out. */
@@ -208,13 +363,30 @@ static const struct {
 	{ "cuModuleLoadDataEx", (void *)cuModuleLoadDataEx, NULL, 0 },
 	{ "cuModuleUnload", (void *)cuModuleUnload, NULL, 0 },
 	{ "cuLibraryLoadData", (void *)cuLibraryLoadData, NULL, 0 },
+	{ "cuModuleLoad", (void *)cuModuleLoad, NULL, 0 },
+	{ "cuModuleLoadFatBinary", (void *)cuModuleLoadFatBinary, NULL, 0 },
+	{ "cuModuleGetFunction", (void *)cuModuleGetFunction, NULL, 0 },
+	{ "cuLibraryGetKernel", (void *)cuLibraryGetKernel, NULL, 0 },
+	{ "cuKernelGetFunction", (void *)cuKernelGetFunction, NULL, 0 },
+	{ "cuFuncGetModule", (void *)cuFuncGetModule, NULL, 0 },
+	{ "cuKernelGetLibrary", (void *)cuKernelGetLibrary, NULL, 0 },
+	{ "cuLaunchKernel", (void *)cuLaunchKernel, NULL, 0 },
+	{ "cuLaunchKernelEx", (void *)cuLaunchKernelEx, NULL, 0 },
+	{ "cuDriverGetVersion", (void *)cuDriverGetVersion, NULL, 0 },
 	{ "cuGetErrorString", (void *)cuGetErrorString, NULL, 0 },
 	{ "cuGetErrorName", (void *)cuGetErrorName, NULL, 0 },
 	{ "cuGetProcAddress", (void *)cuGetProcAddress, (void *)cuGetProcAddress_v2, 12000 },
 };
 
-static int get_proc(const char *symbol, void **pfn, int version, int *status)
+static int get_proc(const char *symbol, void **pfn, int version, unsigned long long flags, int *status)
 {
+	/* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
+	if ((flags & 2) && !strcmp(symbol, "cuLaunchKernel")) {
+		*pfn = (void *)cuLaunchKernel_ptsz;
+		if (status)
+			*status = 0;
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (!strcmp(table[i].name, symbol)) {
 			*pfn = table[i].v2 && version >= table[i].since ? table[i].v2 : table[i].v1;

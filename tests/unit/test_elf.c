@@ -574,3 +574,91 @@ Test(elf, cuda_stacks_damaged)
 	}
 	elf_unmap(&m);
 }
+
+/* Images, kernels and stubs of every target nvcc 13.0 builds plain, read from nvcc's own output. */
+static const char stub_source[] =
+	"__global__ void body(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2; }\n"
+	"__global__ void empty(float *x) {\n#if __CUDA_ARCH__ >= 9990\n  x[0] = 1;\n#endif\n}\n"
+	"__global__ void traps(float *x) {\n#if __CUDA_ARCH__ < 9990\n  __trap();\n#else\n  x[0] = 2;\n#endif\n}\n"
+	"__global__ void asserts(float *x) { if (x[0] > 1) __trap(); x[1] = 0; }\n";
+
+struct image_count {
+	size_t sass, ptx, compressed;
+	char targets[256];
+};
+
+static int count_image(const struct cuda_image *img, void *arg)
+{
+	struct image_count *c = arg;
+	char t[32];
+	c->sass += img->kind == CUDA_IMAGE_SASS;
+	c->ptx += img->kind == CUDA_IMAGE_PTX;
+	c->compressed += img->compression != 0;
+	size_t len = strlen(c->targets);
+	snprintf(c->targets + len, sizeof(c->targets) - len, "%s ", elf_image_target(img, t, sizeof(t)));
+	return 0;
+}
+
+struct stub_check {
+	const unsigned char *cubin;
+	size_t size;
+	unsigned sm;
+};
+
+static int check_stubs(const struct cuda_image *img, void *arg)
+{
+	(void)arg;
+	if (img->kind != CUDA_IMAGE_SASS)
+		return 0;
+	const unsigned char *code;
+	size_t len;
+	void *owned;
+	char *why = NULL;
+	cr_assert_eq(elf_image_payload(img, 1 << 30, &code, &len, &owned, &why), 0, "%s", why);
+	cr_assert_eq(elf_kernel_is_stub(code, len, "_Z4bodyPfi"), 0, "sm_%u: body", img->sm);
+	cr_assert_eq(elf_kernel_is_stub(code, len, "_Z5emptyPf"), 1, "sm_%u: compiled out", img->sm);
+	cr_assert_eq(elf_kernel_is_stub(code, len, "_Z5trapsPf"), 1, "sm_%u: only traps", img->sm);
+	cr_assert_eq(elf_kernel_is_stub(code, len, "_Z7assertsPf"), 0, "sm_%u: traps on one path only", img->sm);
+	cr_assert_eq(elf_kernel_is_stub(code, len, "no_such_kernel"), -1);
+	free(owned);
+	return 0;
+}
+
+Test(elf, cuda_images_kernels_and_stubs_of_every_target)
+{
+	free(test_write(dir, "k.cu", stub_source));
+	sh("'" NVSHIM_TEST_NVCC "' -c k.cu -o k.o -gencode arch=compute_75,code=sm_75 "
+	   "-gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 "
+	   "-gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90 "
+	   "-gencode 'arch=compute_90a,code=sm_90a' -gencode arch=compute_100,code=sm_100 "
+	   "-gencode arch=compute_120,code=[sm_120,compute_120] -t 2 && "
+	   "'" NVSHIM_TEST_NVCC "' -c k.cu -o z.o -gencode 'arch=compute_80,code=[sm_80,compute_80]' "
+	   "--compress-mode=size && '" NVSHIM_TEST_NVCC "' -fatbin k.cu -o k.fatbin -arch=sm_80");
+	struct elf_map m = map("k.o");
+	struct image_count c = { 0 };
+	unsigned n = 0;
+	char *why = NULL;
+	cr_assert_eq(elf_cuda_images(m.data, m.size, count_image, &c, &n, &why), 0, "%s", why);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(c.sass, 8, "%s", c.targets);
+	cr_assert_eq(c.ptx, 1, "%s", c.targets);
+	cr_assert(strstr(c.targets, "sm_90a ") && strstr(c.targets, "sm_120 ") && strstr(c.targets, "compute_120 "),
+		  "%s", c.targets);
+	cr_assert_eq(elf_cuda_images(m.data, m.size, check_stubs, NULL, NULL, &why), 0, "%s", why);
+	elf_unmap(&m);
+	/* Zstd-compressed machine code reads the same. */
+	m = map("z.o");
+	memset(&c, 0, sizeof(c));
+	cr_assert_eq(elf_cuda_images(m.data, m.size, count_image, &c, &n, &why), 0, "%s", why);
+	cr_assert_eq(c.compressed, 2, "%s", c.targets);
+	cr_assert_eq(elf_cuda_images(m.data, m.size, check_stubs, NULL, NULL, &why), 0, "%s", why);
+	elf_unmap(&m);
+	/* A fatbin file, and its size as the preload library reads one in memory. */
+	m = map("k.fatbin");
+	memset(&c, 0, sizeof(c));
+	cr_assert_eq(elf_cuda_images(m.data, m.size, count_image, &c, &n, &why), 0, "%s", why);
+	cr_assert_eq(c.sass, 1, "%s", c.targets);
+	cr_assert_eq(elf_fatbin_size(m.data, m.size), m.size);
+	cr_assert_eq(elf_fatbin_size(m.data, 100), 0, "a fatbin longer than what may be read");
+	elf_unmap(&m);
+}

@@ -7,7 +7,8 @@
 #include "core/elf.h"
 #include "passes/stubs.h"
 
-/* Objects made by the machine's nvcc at test time; kernels read with elf_cuda_kernels() and
+/* Objects made by the machine's nvcc at test time; kernels read with stubs_read() (elf_cuda_images() and
+ * elf_cubin_kernels()) and
  * classified by the size rule of stubs.h. */
 
 static char *dir;
@@ -118,22 +119,30 @@ Test(stubs, size_rule)
 {
 	struct stubs s;
 	stubs_init(&s);
-	struct elf_cuda_kernel k[] = {
-		{ "stub", 75, 0, 128, 0, 0 },   { "stub", 80, 0, 4096, 0, 0 },
-		{ "print", 75, 0, 384, 1, 0 },  { "print", 80, 0, 4096, 1, 0 },
-		{ "nocall", 75, 0, 384, 0, 0 }, { "nocall", 80, 0, 4096, 0, 0 },
-		{ "close", 75, 0, 256, 0, 0 },  { "close", 80, 0, 700, 0, 0 },
-		{ "only80", 80, 0, 4096, 0, 0 },
+	static const struct {
+		const char *name;
+		unsigned sm;
+		unsigned long long code;
+		unsigned calls;
+		int stub;
+	} k[] = {
+		{ "stub", 75, 128, 0, 0 },   { "stub", 80, 4096, 0, 0 },   { "print", 75, 384, 1, 0 },
+		{ "print", 80, 4096, 1, 0 }, { "nocall", 75, 384, 0, 0 },  { "nocall", 80, 4096, 0, 0 },
+		{ "close", 75, 256, 0, 0 },  { "close", 80, 700, 0, 0 },   { "only80", 80, 4096, 0, 0 },
+		{ "traps", 75, 900, 0, 1 },  { "traps", 80, 8192, 0, 0 },
 	};
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
-		stubs_add(&s, &k[i]);
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		struct cuda_kernel c = { k[i].name, 0, 0, 0, 0, k[i].stub, k[i].code, k[i].calls };
+		stubs_add(&s, k[i].sm, 0, &c);
+	}
 	cr_assert_eq(s.nt, 2);
-	cr_assert_eq(s.nk, 5);
+	cr_assert_eq(s.nk, 6);
 	cr_assert_eq(stubs_real_on(&s, 0, 0), 1, "empty on 75, real on 80");
 	cr_assert_eq(stubs_real_on(&s, 1, 0), 1, "a print in 384 bytes");
 	cr_assert_eq(stubs_real_on(&s, 2, 0), -1, "384 bytes without a call is code");
 	cr_assert_eq(stubs_real_on(&s, 3, 0), -1, "700 is not 4 times 256");
 	cr_assert_eq(stubs_real_on(&s, 4, 0), -1, "absent on 75");
+	cr_assert_eq(stubs_real_on(&s, 5, 0), 1, "900 bytes, but its instructions only trap");
 	cr_assert(stubs_real_over(36736, 384));
 	cr_assert_not(stubs_real_over(1152, 384));
 	cr_assert_not(stubs_real_over(600, 100), "4 times but not 512 bytes more");
@@ -153,8 +162,6 @@ Test(stubs, kernel_names_for_people)
 	free(n);
 }
 
-static void add(const struct elf_cuda_kernel *k, void *arg) { stubs_add(arg, k); }
-
 /* Damaged input: errors, never a read past the data. */
 Test(stubs, damaged_objects)
 {
@@ -169,7 +176,7 @@ Test(stubs, damaged_objects)
 		struct stubs s;
 		stubs_init(&s);
 		char *w = NULL;
-		elf_cuda_kernels(copy, cut, add, &s, &w);
+		stubs_read_data(&s, copy, cut, &w);
 		free(w);
 		stubs_release(&s);
 		free(copy);
