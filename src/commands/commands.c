@@ -13,7 +13,7 @@ static const struct {
 } commands[] = {
 	{ "config", cmd_config }, { "doctor", cmd_doctor },   { "env", cmd_env },
 	{ "explain", cmd_explain }, { "fingerprint", cmd_fingerprint }, { "help", cmd_help },
-	{ "nvcc", nvcc_main }, { "run", cmd_run }, { "version", cmd_version },
+	{ "nvcc", nvcc_main }, { "run", cmd_run }, { "stats", cmd_stats }, { "version", cmd_version },
 };
 
 int commands_main(int argc, char **argv)
