@@ -153,9 +153,14 @@ void session_record(const struct session *s, const struct plan *plan)
 int session_ran(const struct session *s, const struct plan *plan, const struct argv *argv_in, int status)
 {
 	if (s->cfg.log_file && *s->cfg.log_file) {
+		unsigned long probes, hits, quieted;
+		const struct build *b = build_current(session_env);
+		char *build = b ? concat(b->tool, " ", b->id, NULL) : NULL;
+		stats_process_counts(&probes, &hits, &quieted);
 		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &plan->notes, status,
-					   runner_now_ms() - s->start_ms };
+					   runner_now_ms() - s->start_ms, build, quieted };
 		logfile_write(s->cfg.log_file, &e);
+		free(build);
 	}
 	session_record(s, plan);
 	return status == 0 && diag_strict_errors() ? 1 : status;

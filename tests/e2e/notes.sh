@@ -55,10 +55,17 @@ EOF
 	cmake -S cm -B cm/b -G Ninja -DCMAKE_CUDA_COMPILER="$NVSHIM" \
 		-DCMAKE_CUDA_ARCHITECTURES="50-virtual;70-virtual;75-virtual;101-virtual" >cm.configure 2>&1
 	check "cmake: configures with a CUDA 12 list" test $? -eq 0
-	cmake --build cm/b -j2 >cm.once 2>&1
+	NVSHIM_LOG_FILE=$WORK/cm.log cmake --build cm/b -j2 >cm.once 2>&1
 	check "cmake --build -j2 (ninja): builds 20 sources" test $? -eq 0 -a "$(ls cm/b/CMakeFiles/k.dir/*.o | wc -l)" -eq 20
 	once_each "cmake --build: each distinct note appears once in the build output" cm.once
 	check "cmake --build: the hint names the build tool" grep -qF "$HINT cmake build" cm.once
+	check "the log keeps every note of every compile, and the notes not said again" python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) == 20, len(lines)
+assert all(len([n for n in l["notes"] if "targets.unsupported" in n]) == 2 for l in lines)
+assert sum(l["notes_quieted"] for l in lines) == 38
+assert len({l["build"] for l in lines}) == 1 and lines[0]["build"].startswith("cmake ")' cm.log
 	check "nvshim stats: the build had 20 invocations, 20 rewritten" \
 		test "$(stat '[(b["invocations"], b["rewritten"]) for b in s["builds"] if b["tool"] == "cmake" and b["invocations"] == 20]')" = "[(20, 20)]"
 	check "nvshim stats: the dropped targets, 20 times each" \
