@@ -59,7 +59,8 @@ int once_prune(const char *cache_dir, const char *current_id, time_t now)
 	if (d)
 		closedir(d);
 	/* Past the limit (builds still running, or named ones): the oldest go. */
-	qsort(kept, nkept, sizeof(*kept), by_age);
+	if (nkept)
+		qsort(kept, nkept, sizeof(*kept), by_age);
 	for (size_t i = 0; i < nkept; i++) {
 		if (nkept - i >= ONCE_MAX_BUILDS) {
 			cache_remove_dir(kept[i].name);
