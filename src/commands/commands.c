@@ -13,7 +13,8 @@ static const struct {
 } commands[] = {
 	{ "config", cmd_config }, { "doctor", cmd_doctor },   { "env", cmd_env },
 	{ "explain", cmd_explain }, { "fingerprint", cmd_fingerprint }, { "help", cmd_help },
-	{ "inspect", cmd_inspect }, { "nvcc", nvcc_main }, { "run", cmd_run }, { "version", cmd_version },
+	{ "inspect", cmd_inspect }, { "nvcc", nvcc_main }, { "run", cmd_run }, { "stats", cmd_stats },
+	{ "version", cmd_version },
 };
 
 int commands_main(int argc, char **argv)

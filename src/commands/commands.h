@@ -3,6 +3,7 @@
  *   nvcc ARGS... (any name but nvshim)   act as nvcc (modes/nvcc.h)
  *   nvshim NVCC-ARGS...                  act as nvcc (also `nvshim nvcc ARGS...`)
  *   nvshim help [--man] | version | config | explain ARGS... | doctor | env | fingerprint
+ *   nvshim stats [--json] [--zero]        what nvshim did, per build and in total
  *   nvcc --nvshim-fingerprint            `nvshim fingerprint` under any name (for ccache)
  *   cc, c++, gcc, g++, clang, clang++ ARGS...  (by name, or `nvshim cc ARGS...`)
  *                                        act as the host compiler (modes/cc.h)
@@ -27,6 +28,7 @@ int cmd_fingerprint(int n, char **args); /* fingerprint.c */
 int cmd_help(int n, char **args);        /* help.c (and the man page) */
 int cmd_inspect(int n, char **args);     /* inspect.c */
 int cmd_run(int n, char **args);         /* run.c */
+int cmd_stats(int n, char **args);       /* stats.c */
 int cmd_version(int n, char **args);     /* version.c */
 
 #endif

@@ -26,6 +26,9 @@ static const struct {
 	{ "nvshim config [--template]", "every setting, its value and where it came from" },
 	{ "nvshim explain ARGS...", "the command nvshim would run for these nvcc ARGS, and why; runs nothing" },
 	{ "nvshim doctor", "checks the setup: toolkit, targets, configuration" },
+	{ "nvshim stats [--json] [--zero]",
+	  "what nvshim did, per build and in total: invocations, rewrites by rule, targets dropped, "
+	  "renamed and upgraded, probes, cache hits, time added (--zero: start again)" },
 	{ "nvshim env", "shell lines that put nvshim in front of nvcc: eval \"$(nvshim env)\"" },
 	{ "cc|c++|gcc|g++|clang|clang++ ARGS...",
 	  "(nvshim under that name, or `nvshim cc ARGS`) acts as the host compiler: CUDA sources go "

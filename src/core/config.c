@@ -36,6 +36,17 @@ const struct config_item config_items[] = {
 	ITEM(log_file, CONF_PATH, CONF_NEUTRAL, NULL,
 	     "Append one JSON line per invocation here: argv in and out, notes, exit status, wall "
 	     "time. Empty: no log."),
+	{ "repeat_notes", CONF_CHOICE, offsetof(struct config, repeat_notes), CONF_NEUTRAL, NULL, "once|always",
+	  "A note about the whole build (a target dropped or renamed: the targets rules) is said by "
+	  "the first compile of a build that makes it, with a hint, and not by the others (once), "
+	  "or by every compile (always). Notes about one source are always said; the log keeps "
+	  "every note. A build is the build tool that started the compiles (make, ninja, cmake "
+	  "--build, setup.py, pip), or NVSHIM_BUILD_ID." },
+	ITEM(stats, CONF_BOOL, CONF_NEUTRAL, NULL,
+	     "Keep a record of what nvshim did in cache_dir/stats (bounded), for `nvshim stats`: "
+	     "invocations, rewrites by rule, targets dropped, renamed and upgraded, sources with "
+	     "per-source decisions, probes, cache hits and the time nvshim added, per build and in "
+	     "total."),
 	ITEM(strict, CONF_BOOL, CONF_NEUTRAL, NULL,
 	     "Turn every nvshim warning (a bad config line, an internal problem) into an error that "
 	     "fails the command, for CI. Off: nvshim warns and runs nvcc unchanged (fail open)."),
@@ -215,6 +226,7 @@ void config_init(struct config *c, config_getenv_fn env)
 	argv_init(&c->problems);
 	c->verbosity = VERBOSITY_NORMAL;
 	c->options_file_threshold = 65536;
+	c->stats = 1;
 	c->targets_unsupported = 1;
 	c->targets_native = 1;
 	c->targets_arch_specific = 1;

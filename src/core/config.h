@@ -52,6 +52,8 @@ struct config {
 	char *launcher; /* ccache, sccache, a path: runs nvcc; never from a project file */
 	enum verbosity verbosity;
 	char *log_file;
+	char *repeat_notes; /* once or always */
+	int stats;
 	int strict;
 	char *cache_dir;
 	int trust_project;

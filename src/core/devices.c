@@ -13,6 +13,7 @@
 #include "core/diag.h"
 #include "core/fault.h"
 #include "core/runner.h"
+#include "core/stats.h"
 
 void devices_init(struct devices *d) { memset(d, 0, sizeof(*d)); }
 
@@ -184,6 +185,7 @@ void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir
 	char *text = path ? cache_read(path) : NULL;
 	if (text) {
 		if (!parse_listing(d, text, key, &source)) {
+			stats_count_hit();
 			d->source = concat("cache ", path, " (", source ? source : "?", ")", NULL);
 			goto select;
 		}

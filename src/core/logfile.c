@@ -118,8 +118,14 @@ int logfile_write(const char *path, const struct logfile_entry *e)
 	add_array(&o, "argv_out", e->argv_out, 0);
 	add_array(&o, "notes", e->notes, 0);
 	long maxrss = logfile_peak_kb();
-	snprintf(num, sizeof(num), ",\"status\":%d,\"wall_ms\":%.3f,\"maxrss_kb\":%ld}\n", e->status,
+	snprintf(num, sizeof(num), ",\"status\":%d,\"wall_ms\":%.3f,\"maxrss_kb\":%ld,\"build\":", e->status,
 		 e->wall_ms, maxrss);
+	adds(&o, num);
+	if (e->build)
+		add_json(&o, e->build);
+	else
+		adds(&o, "null");
+	snprintf(num, sizeof(num), ",\"notes_quieted\":%lu}\n", e->quieted);
 	adds(&o, num);
 
 	int rc = 0;

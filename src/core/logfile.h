@@ -1,7 +1,11 @@
 /* logfile: one JSON line per invocation, appended to the log_file setting.
  *
  * {"time":"2026-11-22T10:00:00Z","pid":1,"cwd":"...","tool":"...","argv_in":[...],
- *  "argv_out":[...],"notes":[...],"status":0,"wall_ms":12.3,"maxrss_kb":1800}
+ *  "argv_out":[...],"notes":[...],"status":0,"wall_ms":12.3,"maxrss_kb":1800,
+ *  "build":"ninja 9cb4943d-13568-87556","notes_quieted":2}
+ *
+ * `notes` holds every note, also those repeat_notes = once did not say again (their number is
+ * notes_quieted); `build` is the build the invocation belongs to (build.h), or null.
  *
  * The line is written with a single write() on an O_APPEND descriptor, so lines of parallel
  * builds do not mix. A log that cannot be written gives a warning, never a failed build.
@@ -18,6 +22,8 @@ struct logfile_entry {
 	const struct argv *notes;
 	int status;
 	double wall_ms;
+	const char *build;      /* "<tool> <id>", or NULL */
+	unsigned long quieted;  /* notes not said again in this build */
 };
 
 /* Returns 0, or -1 after a warning. */

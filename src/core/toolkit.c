@@ -14,6 +14,7 @@
 #include "core/diag.h"
 #include "core/fault.h"
 #include "core/runner.h"
+#include "core/stats.h"
 
 char *toolkit_parse_version(const char *banner)
 {
@@ -191,6 +192,7 @@ int toolkit_load(struct toolkit *tk, const char *nvcc, const char *cache_dir)
 	char *key = cache_key(nvcc);
 	char *path = key && cache_dir && *cache_dir ? cache_path(cache_dir, key) : NULL;
 	if (path && !read_cache(tk, path, key)) {
+		stats_count_hit();
 		tk->source = concat("cache ", path, NULL);
 		free(path);
 		free(key);

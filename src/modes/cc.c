@@ -171,7 +171,7 @@ int cc_main(const char *name, int n, char **args)
 		status = nvcc_execute(&s, r.nvcc, &inv, &r.plan, &r.ps, &r.link, name, args, (size_t)n);
 		invocation_release(&inv);
 	} else {
-		nvcc_print_notes(&r.plan);
+		nvcc_print_notes(&s, &r.plan);
 		struct argv in = ARGV_INIT;
 		argv_push(&in, name);
 		argv_pushn(&in, args, (size_t)n);

@@ -6,10 +6,13 @@
 
 #include <libiberty.h>
 
+#include "core/build.h"
 #include "core/diag.h"
 #include "core/fault.h"
 #include "core/launcher.h"
+#include "core/once.h"
 #include "core/runner.h"
+#include "core/stats.h"
 #include "passes/gates.h"
 #include "passes/targets.h"
 
@@ -143,8 +146,42 @@ void nvcc_plan(const struct session *s, const struct invocation *inv, const char
 
 /* ---- the run ---- */
 
+/* Whether a note is about the whole build rather than one source, link or command line: the
+ * targets rules, whose notes every compile of a build with the same target list repeats
+ * word for word. Notes of the modules pass (per source), the link pass, CC mode, crashes and
+ * resources are not. */
+int nvcc_note_build_wide(const char *note)
+{
+	const char *open = NULL;
+	for (const char *p = note; (p = strstr(p, " [")); p++)
+		open = p;
+	size_t len = strlen(note);
+	return open && note[len - 1] == ']' &&
+	       (!strncmp(open, " [targets]", 10) || !strncmp(open, " [targets.", 10));
+}
+
+void nvcc_say_note(const struct session *s, const char *note)
+{
+	const struct build *b;
+	if (!strcmp(s->cfg.repeat_notes, "once") && diag_verbosity() > VERBOSITY_QUIET &&
+	    nvcc_note_build_wide(note) && (b = build_current(session_env))) {
+		int first = once_first(s->cfg.cache_dir, b->id, note);
+		if (first == 0) {
+			stats_count_quieted();
+			diag_debug("said already in this build (repeat_notes = once): %s", note);
+			return;
+		}
+		if (first == 1) {
+			diag_rewrite("%s (said once for this %s build: its other compiles that do the same "
+				     "are not noted again; nvshim stats counts them)", note, b->tool);
+			return;
+		}
+	}
+	diag_rewrite("%s", note);
+}
+
 /* Routine notes of CC mode are shown at verbosity verbose; every other note is a rewrite. */
-void nvcc_print_notes(const struct plan *plan)
+void nvcc_print_notes(const struct session *s, const struct plan *plan)
 {
 	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]" };
 	for (size_t i = 0; i < plan->notes.n; i++) {
@@ -158,7 +195,7 @@ void nvcc_print_notes(const struct plan *plan)
 		if (quiet)
 			diag_note(VERBOSITY_VERBOSE, "%s", note);
 		else
-			diag_rewrite("%s", note);
+			nvcc_say_note(s, note);
 	}
 }
 
@@ -169,7 +206,10 @@ int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, c
 	int log = s->cfg.log_file && *s->cfg.log_file;
 	int hold = (retry && retry->n) || watch;
 
+	session_tool_starting();
 	if (!log && !plan->options_file && !hold) {
+		/* nvshim is gone once nvcc runs: the record is written now */
+		session_record(s, plan);
 		fflush(NULL);
 		runner_exec(plan->tool, &plan->argv);
 		res.status = 127;
@@ -224,6 +264,7 @@ static int nvcc_run_modules(struct session *s, struct plan *plan, struct nvcc_pa
 {
 	struct run_result res = { 127, 0, 0 };
 	watch_modules(ps, watch);
+	session_tool_starting();
 	if (modules_run(&ps->mp, plan, &ps->mctx, 1, &link->retry, &res) == MODULES_RETRY) {
 		struct argv said = ARGV_INIT;
 		char *launcher = strcmp(plan->tool, nvcc) ? xstrdup(plan->tool) : NULL;
@@ -243,7 +284,7 @@ static int nvcc_run_modules(struct session *s, struct plan *plan, struct nvcc_pa
 			for (size_t k = 0; k < said.n && !seen; k++)
 				seen = !strcmp(said.v[k], plan->notes.v[i]);
 			if (!seen)
-				diag_rewrite("%s", plan->notes.v[i]);
+				nvcc_say_note(s, plan->notes.v[i]);
 		}
 		argv_release(&said);
 		if (ps->mp.ngroups < 2 && plan_rewritten(plan, s->args.v, s->args.n))
@@ -267,7 +308,7 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 	int wants_launcher = launcher_wanted(inv);
 	/* Watched: nvcc's stderr is held, to be looked at when it fails (crash.h). */
 	int watch = crash_wanted(inv, &s->cfg);
-	nvcc_print_notes(plan);
+	nvcc_print_notes(s, plan);
 	if (!plan->notes.n)
 		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
 	/* Known-bad combinations of toolkit, host compiler and libraries (gates.h). */

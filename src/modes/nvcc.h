@@ -51,8 +51,15 @@ void nvcc_link_request_pass(const struct session *s, struct link_request *req, c
  * pass split the line into. */
 void nvcc_modules_launcher(struct nvcc_passes *ps, const struct plan *plan, const char *nvcc);
 
-/* Says the plan's notes: CC mode's routine notes at verbosity verbose, every other as a rewrite. */
-void nvcc_print_notes(const struct plan *plan);
+/* Says the plan's notes: CC mode's routine notes at verbosity verbose, every other as a rewrite
+ * (nvcc_say_note()). */
+void nvcc_print_notes(const struct session *s, const struct plan *plan);
+/* Whether a note ("<text> [<rule>]") is about the whole build: the targets rules' notes. */
+int nvcc_note_build_wide(const char *note);
+/* Says one rewrite note. With repeat_notes = once, a build-wide note is said by the first
+ * compile of the build (build.h) that makes it, with a hint, and only counted by the others
+ * (once.h); a note about one source, or a compile outside any build, is always said. */
+void nvcc_say_note(const struct session *s, const char *note);
 
 /* Runs the plan and logs it. With nothing to do afterwards nvshim replaces itself with the
  * tool; otherwise it waits. A run that nvshim may look at afterwards runs with its stderr held:

@@ -4,16 +4,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libiberty.h>
 
+#include "core/build.h"
 #include "core/cache.h"
 #include "core/diag.h"
 #include "core/fault.h"
 #include "core/launcher.h"
 #include "core/logfile.h"
 #include "core/runner.h"
+#include "core/stats.h"
 
 const char *session_env(const char *name)
 {
@@ -116,15 +119,50 @@ int session_loop_guard(void)
 		     LOCATE_DEPTH_VAR, depth);
 }
 
-/* After nvcc ran: the log line (log_file), and the exit status (1 when strict made a warning
- * an error). */
+static double tool_started_ms;
+
+void session_tool_starting(void)
+{
+	if (!tool_started_ms)
+		tool_started_ms = runner_now_ms();
+}
+
+void session_record(const struct session *s, const struct plan *plan)
+{
+	static int recorded; /* once per invocation, even when an exec failed */
+	if (recorded++ || !s->cfg.stats || !s->cfg.cache_dir || !*s->cfg.cache_dir)
+		return;
+	struct stats_entry e;
+	const struct build *b = build_current(session_env);
+	stats_entry_init(&e);
+	e.time = (long long)time(NULL);
+	if (b) {
+		e.build_id = b->id;
+		e.tool = b->tool;
+		e.dir = b->dir;
+	}
+	e.added_ms = (tool_started_ms ? tool_started_ms : runner_now_ms()) - s->start_ms;
+	stats_process_counts(&e.probes, &e.hits, &e.quieted);
+	stats_entry_from_notes(&e, &plan->notes);
+	stats_record(s->cfg.cache_dir, &e);
+	stats_entry_release(&e);
+}
+
+/* After nvcc ran: the log line (log_file), the record (stats), and the exit status (1 when
+ * strict made a warning an error). */
 int session_ran(const struct session *s, const struct plan *plan, const struct argv *argv_in, int status)
 {
 	if (s->cfg.log_file && *s->cfg.log_file) {
+		unsigned long probes, hits, quieted;
+		const struct build *b = build_current(session_env);
+		char *build = b ? concat(b->tool, " ", b->id, NULL) : NULL;
+		stats_process_counts(&probes, &hits, &quieted);
 		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &plan->notes, status,
-					   runner_now_ms() - s->start_ms };
+					   runner_now_ms() - s->start_ms, build, quieted };
 		logfile_write(s->cfg.log_file, &e);
+		free(build);
 	}
+	session_record(s, plan);
 	return status == 0 && diag_strict_errors() ? 1 : status;
 }
 

@@ -8,7 +8,9 @@
  *   - the loop guard: the depth exported to the tools nvshim starts, and the error when an
  *     nvshim finds itself started by its own nvcc;
  *   - the launcher setting put in front of nvcc;
- *   - after a run: the log line (log_file) and the exit status strict mode makes of it.
+ *   - after a run: the log line (log_file) and the exit status strict mode makes of it;
+ *   - the record for `nvshim stats` (stats.h), written after the run or, when nvshim replaces
+ *     itself with the tool, just before.
  */
 #ifndef NVSHIM_SESSION_H
 #define NVSHIM_SESSION_H
@@ -65,6 +67,13 @@ int session_loop_guard(void);
 /* Puts the launcher setting's program in front of nvcc when `wanted`. Returns 0, or -1 after a
  * warning when the launcher cannot be found (nvcc then runs without it). */
 int session_add_launcher(const struct session *s, int wanted, struct plan *plan);
+
+/* Marks the moment the real tool is about to start (the first call counts): the time before it
+ * is the time nvshim added. */
+void session_tool_starting(void);
+/* The record of this invocation for `nvshim stats` (the stats setting, cache_dir): its notes,
+ * probes, cache hits, time added and build. Never fails a build. */
+void session_record(const struct session *s, const struct plan *plan);
 
 /* After the tool ran: the log line (log_file) for the command nvshim was given (argv_in) and
  * the one it ran; returns the exit status (1 when strict made a warning an error). */

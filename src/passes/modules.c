@@ -13,6 +13,7 @@
 #include "core/cache.h"
 #include "core/diag.h"
 #include "core/fault.h"
+#include "core/stats.h"
 #include "passes/targets.h"
 
 void modules_plan_init(struct modules_plan *mp)
@@ -735,7 +736,8 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 		free(root);
 		if (s->scanned && cfg->modules_probe) {
 			make_key(s, mp, ctx, cwd);
-			verdict_load(&s->verdict, cfg->cache_dir, s->key);
+			if (!verdict_load(&s->verdict, cfg->cache_dir, s->key))
+				stats_count_hit();
 		}
 	}
 	free(tk_root);

@@ -13,6 +13,7 @@
 #include "core/cache.h"
 #include "core/diag.h"
 #include "core/fault.h"
+#include "core/stats.h"
 #include "diagnose/diagnose.h"
 #include "passes/link.h"
 #include "passes/stubs.h"
@@ -627,7 +628,7 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 					continue;
 				diag_note(VERBOSITY_VERBOSE, "modules: nvcc failed on %s with an architecture-related "
 					  "error: building each target on its own", s->path);
-				probe_source(mp, i, ctx, ctx->nvcc);
+				stats_count_probes(probe_source(mp, i, ctx, ctx->nvcc));
 				struct arch_list now;
 				modules_source_list(mp, i, ctx, &now, NULL);
 				int same = now.n == s->list.n;

@@ -157,6 +157,14 @@ def main():
     for name, shim_cmd, nvcc_cmd, extra in all_cases:
         shim_env = dict(env, **extra)
         full.append((name, shim_cmd, shim_env, nvcc_cmd, shim_env if nvcc_cmd[0] == a.nvshim else env))
+    # The record behind `nvshim stats` and notes said once per build, against nvshim without
+    # them: both columns are nvshim ("real tool" is the one with the feature off).
+    off = {"NVSHIM_STATS": "false", "NVSHIM_REPEAT_NOTES": "always"}
+    full.append(("nvcc --version: the stats record on, against stats = false",
+                 [a.nvshim, "--version"], env, [a.nvshim, "--version"], dict(env, NVSHIM_STATS="false")))
+    rewritten = [a.nvshim] + dry + ["-gencode", "arch=compute_70,code=sm_70", "-gencode", "arch=compute_80,code=sm_80"]
+    full.append(("--dryrun, CUDA 12 list, in a build (notes said once, record), against always and no record",
+                 rewritten, dict(env, NVSHIM_BUILD_ID="bench"), rewritten, dict(env, **off)))
     ccache = shutil.which("ccache")
     if ccache:
         nv_name = os.path.join(os.path.dirname(a.nvshim), "libexec", "nvshim", "bin", "nvcc")

@@ -26,7 +26,7 @@ Test(logfile, one_line_per_invocation_appended)
 	argv_push(&in, "a \"q\".cu");
 	argv_copy(&out, &in);
 	argv_push(&notes, "dropped sm_70 (rule targets.unsupported)");
-	struct logfile_entry e = { "/usr/local/cuda/bin/nvcc", &in, &out, &notes, 2, 12.5 };
+	struct logfile_entry e = { "/usr/local/cuda/bin/nvcc", &in, &out, &notes, 2, 12.5, NULL, 0 };
 	cr_assert_eq(logfile_write(path, &e), 0);
 	e.status = 0;
 	cr_assert_eq(logfile_write(path, &e), 0);
@@ -37,6 +37,7 @@ Test(logfile, one_line_per_invocation_appended)
 	cr_assert_not_null(strstr(text, "\"argv_in\":[\"nvcc\",\"-c\",\"a \\\"q\\\".cu\"]"));
 	cr_assert_not_null(strstr(text, "\"notes\":[\"dropped sm_70 (rule targets.unsupported)\"]"));
 	cr_assert_not_null(strstr(text, "\"status\":2,\"wall_ms\":12.500,\"maxrss_kb\":"));
+	cr_assert_not_null(strstr(text, ",\"build\":null,\"notes_quieted\":0}\n"));
 	cr_assert_not_null(strstr(nl, "\"status\":0"));
 	/* Every line is valid JSON to python's parser. */
 	char *cmd = xasprintf("python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' '%s'",
@@ -55,7 +56,7 @@ Test(logfile, one_line_per_invocation_appended)
 Test(logfile, unwritable_log_is_a_warning_not_a_failure)
 {
 	struct argv a = ARGV_INIT;
-	struct logfile_entry e = { "x", &a, &a, &a, 0, 0 };
+	struct logfile_entry e = { "x", &a, &a, &a, 0, 0, NULL, 0 };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);

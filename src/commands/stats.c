@@ -1,0 +1,65 @@
+#include "commands/commands.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libiberty.h>
+
+#include "core/diag.h"
+#include "core/stats.h"
+#include "modes/session.h"
+
+/* `nvshim stats [--json] [--zero]`: the record of what nvshim did (stats.h), like ccache -s and
+ * -z. The journal is merged into the summary first, so that the record stays small. */
+int cmd_stats(int n, char **args)
+{
+	struct session s;
+	int json = 0, zero = 0, rc = 0;
+	session_init(&s, n, args);
+	for (size_t i = 0; i < s.args.n; i++) {
+		if (!strcmp(s.args.v[i], "--json"))
+			json = 1;
+		else if (!strcmp(s.args.v[i], "--zero") || !strcmp(s.args.v[i], "-z"))
+			zero = 1;
+		else
+			rc = error("stats: unknown option '%s' (nvshim stats [--json] [--zero])", s.args.v[i]);
+	}
+	const char *dir = s.cfg.cache_dir;
+	if (!rc && (!dir || !*dir))
+		rc = error("stats: no cache_dir, so no record");
+	if (rc || diag_strict_errors()) {
+		session_release(&s);
+		return 1;
+	}
+	char *where = concat(dir, "/stats", NULL);
+	if (zero) {
+		if (stats_zero(dir))
+			rc = error("stats: cannot start the record in %s again", where);
+		else if (!json)
+			fprintf(stderr, "nvshim statistics zeroed (%s)\n", where);
+	}
+	if (!rc && (json || !zero)) {
+		struct stats st;
+		int damaged = 0;
+		/* merged first; a record this user cannot write is still read */
+		stats_compact(dir, 1, &damaged);
+		if (stats_load(&st, dir, &damaged) && !json)
+			fprintf(stderr, "nvshim stats: nothing recorded yet in %s\n", where);
+		if (damaged)
+			warning("stats: the record in %s was damaged; it was started again", where);
+		if (!s.cfg.stats)
+			warning("stats = false (%s): nothing new is recorded",
+				s.cfg.origin[config_item_find("stats") - config_items]);
+		if (json)
+			stats_print_json(&st, stdout);
+		else
+			stats_print(&st, where, stdout);
+		stats_release(&st);
+	}
+	free(where);
+	if (diag_strict_errors())
+		rc = 1;
+	session_release(&s);
+	return rc ? 1 : 0;
+}
