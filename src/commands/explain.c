@@ -99,6 +99,10 @@ int cmd_explain(int n, char **args)
 	struct link_result link;
 	link_result_init(&link);
 	nvcc_plan(&s, &inv, nvcc, &plan, &ps, &link, &before, &after);
+	/* What the threads step would choose now; nothing is taken. */
+	struct threads_hold th;
+	threads_hold_init(&th);
+	unsigned threads = nvcc_threads_step(&s, &inv, &plan, &th, 0);
 	session_add_launcher(&s, launcher_wanted(&inv), &plan);
 	nvcc_modules_launcher(&ps, &plan, nvcc);
 
@@ -157,6 +161,9 @@ int cmd_explain(int n, char **args)
 	} else {
 		print_args("command", &plan.argv);
 	}
+	if (threads > 1)
+		printf("threads   : --threads %u in NVCC_APPEND_FLAGS (as the machine is now; see the "
+		       "threads.auto note)\n", threads);
 	if (ps.mp.hold)
 		printf("on failure: an architecture-related error is probed (each target on its own) and "
 		       "the command retried once\n");

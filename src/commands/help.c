@@ -58,6 +58,8 @@ static const char *type_name(const struct config_item *item)
 		return "bytes";
 	case CONF_CHOICE:
 		return item->choices;
+	case CONF_COUNT:
+		return "auto, off or a number";
 	}
 	return "";
 }

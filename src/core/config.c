@@ -177,6 +177,11 @@ const struct config_item config_items[] = {
 	ITEM(rules_dir, CONF_PATH, 0, NULL,
 	     "A directory of *.ini files with [module] rules, read before the configuration files' own. "
 	     "Empty: the installed <prefix>/etc/nvshim/modules.d."),
+	ITEM(threads, CONF_COUNT, CONF_NEUTRAL, NULL,
+	     "nvcc's --threads for a compile with several targets, when the command line has none: "
+	     "auto chooses it from the CPUs, compilers and memory free at that moment (and GNU make's "
+	     "jobserver), passed in NVCC_APPEND_FLAGS so that no cache key changes; N: auto, at most "
+	     "N; off (or 1): nvcc's default, one pass at a time (rule threads.auto)."),
 };
 const size_t config_nitems = sizeof(config_items) / sizeof(config_items[0]);
 _Static_assert(sizeof(config_items) / sizeof(config_items[0]) <= sizeof(((struct config *)0)->origin) /
@@ -376,12 +381,25 @@ int config_set(struct config *c, const struct config_item *item, const char *val
 		*(enum verbosity *)dest = (enum verbosity)i;
 		break;
 	}
+	case CONF_COUNT:
+		if (!strcasecmp(value, "auto")) {
+			*(size_t *)dest = 0;
+			break;
+		}
+		if (!strcasecmp(value, "off")) {
+			*(size_t *)dest = (size_t)-1;
+			break;
+		}
+		__attribute__((fallthrough)); /* a number */
 	case CONF_SIZE: {
 		char *end;
 		errno = 0;
 		unsigned long long n = strtoull(value, &end, 10);
-		if (errno || end == value || *end || value[0] == '-' || n > SIZE_MAX) {
-			*why = xasprintf("'%s' must be a number of bytes, not '%s'", item->name, value);
+		if (errno || end == value || *end || value[0] == '-' || n > SIZE_MAX ||
+		    (item->type == CONF_COUNT && (!n || n >= SIZE_MAX))) {
+			*why = item->type == CONF_COUNT
+				       ? xasprintf("'%s' must be auto, off or a number from 1, not '%s'", item->name, value)
+				       : xasprintf("'%s' must be a number of bytes, not '%s'", item->name, value);
 			return -1;
 		}
 		*(size_t *)dest = (size_t)n;
@@ -708,6 +726,12 @@ char *config_format(const struct config *c, const struct config_item *item)
 	case CONF_VERBOSITY:
 		return xstrdup(verbosity_names[*(const enum verbosity *)src]);
 	case CONF_SIZE:
+		return xasprintf("%zu", *(const size_t *)src);
+	case CONF_COUNT:
+		if (!*(const size_t *)src)
+			return xstrdup("auto");
+		if (*(const size_t *)src == (size_t)-1)
+			return xstrdup("off");
 		return xasprintf("%zu", *(const size_t *)src);
 	}
 	BUG("config item %s has no type", item->name);

@@ -39,7 +39,8 @@ enum config_layer {
 	LAYER_FLAG,
 };
 
-enum config_type { CONF_STRING, CONF_PATH, CONF_BOOL, CONF_VERBOSITY, CONF_SIZE, CONF_CHOICE };
+/* CONF_COUNT: auto, off or a number, in a size_t: 0 auto, (size_t)-1 off. */
+enum config_type { CONF_STRING, CONF_PATH, CONF_BOOL, CONF_VERBOSITY, CONF_SIZE, CONF_CHOICE, CONF_COUNT };
 
 enum config_item_flags {
 	CONF_PROGRAM = 1 << 0,    /* names a program to run: not from a project file unless trusted */
@@ -95,6 +96,8 @@ struct config {
 	int modules_stubs;
 	size_t jobs;          /* probes at once; 0: the number of CPUs */
 	char *rules_dir;      /* empty: <prefix>/etc/nvshim/modules.d */
+	/* nvcc's --threads (threads.h). */
+	size_t threads;       /* 0 auto, (size_t)-1 off (THREADS_OFF), N at most N */
 
 	/* Bookkeeping: not settings. */
 	char *origin[64];          /* per item, "default", "FILE:LINE", "env NVSHIM_X", "option --nvshim-x" */

@@ -6,6 +6,7 @@
 
 #include <libiberty.h>
 
+#include "core/arch.h"
 #include "core/build.h"
 #include "core/diag.h"
 #include "core/fault.h"
@@ -13,6 +14,7 @@
 #include "core/once.h"
 #include "core/runner.h"
 #include "core/stats.h"
+#include "core/threads.h"
 #include "passes/gates.h"
 #include "passes/targets.h"
 
@@ -144,6 +146,118 @@ void nvcc_plan(const struct session *s, const struct invocation *inv, const char
 	nvcc_modules_pass(s, inv, nvcc, plan, ps);
 }
 
+/* ---- nvcc's --threads ---- */
+
+/* The virtual architectures the line compiles for (each is a cicc and ptxas chain that
+ * --threads can run beside the others); 0 when it compiles no device code this step counts. */
+static unsigned threads_units(const struct invocation *inv)
+{
+	switch (inv->mode) {
+	case MODE_LINK:
+	case MODE_COMPILE:
+	case MODE_DEVICE_C:
+	case MODE_DEVICE_W:
+	case MODE_CUBIN:
+	case MODE_FATBIN:
+	case MODE_PTX:
+	case MODE_OPTIX_IR:
+	case MODE_LTOIR:
+		break;
+	default:
+		return 0;
+	}
+	struct arch_list l;
+	char *why = NULL;
+	unsigned units = 0;
+	arch_list_init(&l);
+	if (!arch_list_from_invocation(&l, inv, &why)) {
+		if (l.all || l.all_major)
+			units = 8;
+		for (size_t i = 0; i < l.n; i++) {
+			size_t k = 0;
+			while (k < i && !arch_equal(&l.v[k].virt, &l.v[i].virt))
+				k++;
+			units += k == i;
+		}
+	}
+	free(why);
+	arch_list_release(&l);
+	return units;
+}
+
+unsigned nvcc_threads_step(const struct session *s, const struct invocation *given, struct plan *plan,
+			   struct threads_hold *hold, int acquire)
+{
+	if (s->cfg.threads == THREADS_OFF || s->cfg.threads == 1 || !launcher_wanted(given) ||
+	    invocation_find(given, "threads"))
+		return 1;
+	if (s->cfg.launcher && *s->cfg.launcher) {
+		const char *base = lbasename(s->cfg.launcher);
+		/* A distributed compile runs on another machine, whose CPUs nvshim cannot count. */
+		if (!strcmp(base, "distcc") || !strcmp(base, "icecc") || !strcmp(base, "pump"))
+			return 1;
+	}
+	/* The line the passes made: its targets are the ones nvcc compiles. */
+	struct invocation now;
+	invocation_parse(&now, plan->argv.v + 1, plan->argv.n - 1, session_env);
+	unsigned units = threads_units(&now);
+	invocation_release(&now);
+	if (units < 2)
+		return 1;
+	if (fault_inject("threads")) {
+		plan_note(plan, "threads.auto", "%u targets, one pass at a time: the accounting failed "
+			  "(injected fault, NVSHIM_FAULT)", units);
+		return 1;
+	}
+	struct threads_input in = { units, s->cfg.threads, { 0 }, THREADS_PASS_MB };
+	threads_machine_read(&in.m, getenv("NVSHIM_MACHINE"));
+	char *dir = s->cfg.cache_dir && *s->cfg.cache_dir ? concat(s->cfg.cache_dir, "/threads", NULL) : NULL;
+	in.m.held = threads_slots_held(dir, in.m.cpus);
+	char *why = NULL;
+	unsigned want = threads_decide(&in, &why);
+	unsigned k = want;
+	char *how = xstrdup("");
+	if (acquire) {
+		int extra = threads_slots_take(hold, dir, in.m.cpus, want - 1);
+		unsigned tokens = 0;
+		if (extra > 0)
+			tokens = threads_tokens_take(hold, getenv("MAKEFLAGS"), (unsigned)extra);
+		k = threads_settle(want, extra < 0 ? 0 : (unsigned)extra, hold->js.kind, tokens);
+		threads_slots_keep(hold, k);
+		free(how);
+		if (extra < 0)
+			how = xasprintf("; the slots in %s cannot be used", dir ? dir : "(no cache_dir)");
+		else if (hold->js.kind == THREADS_JS_BROKEN)
+			how = xstrdup("; MAKEFLAGS names a jobserver this command cannot use (a rule "
+				      "without '+' under make 4.3)");
+		else if (hold->js.kind != THREADS_JS_ABSENT)
+			how = xasprintf("; %u token%s from make's jobserver", tokens, tokens == 1 ? "" : "s");
+		else
+			how = xstrdup("");
+		if (hold->waited_ms >= 100) {
+			char *w = xasprintf("%s; waited %u ms for a free slot", how, hold->waited_ms);
+			free(how);
+			how = w;
+		}
+	}
+	if (k > 1) {
+		if (acquire) {
+			const char *old = getenv("NVCC_APPEND_FLAGS");
+			char *flags = xasprintf("%s%s--threads %u", old ? old : "", old && *old ? " " : "", k);
+			setenv("NVCC_APPEND_FLAGS", flags, 1);
+			free(flags);
+		}
+		plan_note(plan, "threads.auto", "%s --threads %u (in NVCC_APPEND_FLAGS): %s%s",
+			  acquire ? "compiles with" : "would compile with", k, why, how);
+	} else {
+		plan_note(plan, "threads.auto", "one pass at a time: %s%s", why, how);
+	}
+	free(how);
+	free(why);
+	free(dir);
+	return k;
+}
+
 /* ---- the run ---- */
 
 /* Whether a note is about the whole build rather than one source, link or command line: the
@@ -180,15 +294,16 @@ void nvcc_say_note(const struct session *s, const char *note)
 	diag_rewrite("%s", note);
 }
 
-/* Routine notes of CC mode are shown at verbosity verbose; every other note is a rewrite. */
+/* Routine notes (CC mode's, the threads step's) are shown at verbosity verbose; every other
+ * note is a rewrite. */
 void nvcc_print_notes(const struct session *s, const struct plan *plan)
 {
-	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]" };
+	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]", "[threads.auto]" };
 	for (size_t i = 0; i < plan->notes.n; i++) {
 		const char *note = plan->notes.v[i];
 		size_t len = strlen(note);
 		int quiet = 0;
-		for (size_t k = 0; k < 2; k++) {
+		for (size_t k = 0; k < sizeof(routine) / sizeof(routine[0]); k++) {
 			size_t rl = strlen(routine[k]);
 			quiet |= len >= rl && !strcmp(note + len - rl, routine[k]);
 		}
@@ -199,15 +314,17 @@ void nvcc_print_notes(const struct session *s, const struct plan *plan)
 	}
 }
 
-int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
-	     const struct crash_context *watch)
+/* nvcc_run(); `wait`: nvshim holds something to give back after nvcc (threads.h), so it
+ * waits for nvcc rather than replacing itself with it. */
+static int run_plan(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
+		    const struct crash_context *watch, int wait)
 {
 	struct run_result res = { 127, 0, 0 };
 	int log = s->cfg.log_file && *s->cfg.log_file;
 	int hold = (retry && retry->n) || watch;
 
 	session_tool_starting();
-	if (!log && !plan->options_file && !hold) {
+	if (!log && !plan->options_file && !hold && !wait) {
 		/* nvshim is gone once nvcc runs: the record is written now */
 		session_record(s, plan);
 		fflush(NULL);
@@ -238,6 +355,12 @@ int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, c
 	}
 
 	return session_ran(s, plan, argv_in, res.status);
+}
+
+int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
+	     const struct crash_context *watch)
+{
+	return run_plan(s, plan, argv_in, retry, watch, 0);
 }
 
 /* The modules pass's hook for a command that failed: the crash module looks at it (crash.h). */
@@ -308,6 +431,10 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 	int wants_launcher = launcher_wanted(inv);
 	/* Watched: nvcc's stderr is held, to be looked at when it fails (crash.h). */
 	int watch = crash_wanted(inv, &s->cfg);
+	/* nvcc's --threads, from what the machine has free now (threads.h). */
+	struct threads_hold th;
+	threads_hold_init(&th);
+	nvcc_threads_step(s, inv, plan, &th, 1);
 	nvcc_print_notes(s, plan);
 	if (!plan->notes.n)
 		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");
@@ -330,12 +457,15 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 		argv_pushn(&in, given, ngiven);
 		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv };
 		status = modules ? nvcc_run_modules(s, plan, ps, nvcc, &in, link, watch ? &cc : NULL)
-				 : nvcc_run(s, plan, &in, &link->retry, watch ? &cc : NULL);
+				 : run_plan(s, plan, &in, &link->retry, watch ? &cc : NULL,
+					    th.nslots || th.tokens);
+		threads_hold_release(&th);
 		argv_release(&in);
 		/* Kernels nvcc builds that no launch accepts (a stack past the limit). */
 		if (!status && watch && s->cfg.explain_resources)
 			crash_check_stacks(inv);
 	}
+	threads_hold_release(&th);
 	return status;
 }
 

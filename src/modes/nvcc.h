@@ -18,6 +18,7 @@
 #include "core/argv.h"
 #include "core/invocation.h"
 #include "core/plan.h"
+#include "core/threads.h"
 #include "core/toolkit.h"
 #include "diagnose/crash.h"
 #include "modes/session.h"
@@ -51,8 +52,18 @@ void nvcc_link_request_pass(const struct session *s, struct link_request *req, c
  * pass split the line into. */
 void nvcc_modules_launcher(struct nvcc_passes *ps, const struct plan *plan, const char *nvcc);
 
-/* Says the plan's notes: CC mode's routine notes at verbosity verbose, every other as a rewrite
- * (nvcc_say_note()). */
+/* The threads step (threads.h), after the passes: for a compile of several targets whose line
+ * has no --threads/-t, K from the CPUs, compilers, memory, nvshim's slots and make's jobserver;
+ * K > 1 goes to nvcc as --threads K in NVCC_APPEND_FLAGS (the arguments, and so every cache's
+ * key, stay as they are). With `acquire`, slots and tokens are taken into `hold` (released by
+ * threads_hold_release() once nvcc has run) and the environment is set; without, nothing is
+ * taken (explain). Adds a note (rule threads.auto) when it applies; returns K (1: nothing to
+ * add). Fail open: a failure of the accounting gives 1. */
+unsigned nvcc_threads_step(const struct session *s, const struct invocation *inv, struct plan *plan,
+			   struct threads_hold *hold, int acquire);
+
+/* Says the plan's notes: routine notes (CC mode's, the threads step's) at verbosity verbose,
+ * every other as a rewrite (nvcc_say_note()). */
 void nvcc_print_notes(const struct session *s, const struct plan *plan);
 /* Whether a note ("<text> [<rule>]") is about the whole build: the targets rules' notes. */
 int nvcc_note_build_wide(const char *note);

@@ -374,3 +374,36 @@ Test(config, module_rule_sections)
 	config_release(&c);
 	free(f);
 }
+
+Test(config, threads_is_auto_off_or_a_number)
+{
+	struct config c;
+	config_init(&c, test_env);
+	const struct config_item *item = config_item_find("threads");
+	cr_assert_not_null(item);
+	cr_assert(item->flags & CONF_NEUTRAL, "--threads does not change what nvcc builds");
+	char *v = config_format(&c, item), *why = NULL;
+	cr_assert_str_eq(v, "auto");
+	free(v);
+	static const char *const good[][2] = { { "off", "off" }, { "4", "4" }, { "AUTO", "auto" },
+					       { "Off", "off" }, { "1", "1" } };
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		cr_assert_eq(config_set(&c, item, good[i][0], LAYER_USER, "test", NULL, &why), 0, "%s", good[i][0]);
+		v = config_format(&c, item);
+		cr_assert_str_eq(v, good[i][1]);
+		free(v);
+	}
+	cr_assert_eq(c.threads, 1);
+	static const char *const bad[] = { "0", "-2", "many", "", "3x", "18446744073709551615" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(config_set(&c, item, bad[i], LAYER_USER, "test", NULL, &why), -1, "%s", bad[i]);
+		cr_assert_not_null(strstr(why, "must be auto, off or a number from 1"), "%s", why);
+		free(why);
+	}
+	cr_assert_eq(c.threads, 1, "a bad value changes nothing");
+	setv(0, "NVSHIM_THREADS", "off");
+	config_load_env(&c, test_env);
+	cr_assert_eq(c.threads, (size_t)-1);
+	cr_assert_str_eq(origin_of(&c, "threads"), "env NVSHIM_THREADS");
+	config_release(&c);
+}

@@ -1,0 +1,142 @@
+#!/bin/bash
+# nvcc's --threads, chosen by nvshim (rule threads.auto): K goes to the real nvcc in
+# NVCC_APPEND_FLAGS (a recording stand-in for nvcc shows what it got), never for one target or
+# when the line has --threads/-t, capped or turned off by the setting; the objects hold the same
+# targets and the same code with and without it; ccache behind and in front of nvshim keys on
+# the command line, so the K of one machine does not change a key; GNU make's jobserver gives
+# tokens to a rule with '+' and gives K = 1 to one without; a fault in the accounting is K = 1.
+# NVSHIM_MACHINE fixes the CPUs and the compilers running (this machine is shared).
+NVSHIM=$1 NVCC=$2
+. "$(dirname "$0")/lib.sh"
+B=${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}
+NV=$B/libexec/nvshim/bin/nvcc
+HERE=$(cd "$(dirname "$0")" && pwd)
+cd "$WORK" || exit 1
+cp "$HERE/fixtures/kernel.cu" k.cu
+unset CUDACXX NVCC_CCBIN MAKEFLAGS MFLAGS
+THREE=(-gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90)
+export NVSHIM_MACHINE=cpus=4,busy=0,mem_mb=64000
+
+# The real nvcc behind a script that records NVCC_APPEND_FLAGS.
+mkdir -p rec
+cat >rec/nvcc <<EOF
+#!/bin/sh
+case " \$* " in *" -c "*) printf '%s\n' "\${NVCC_APPEND_FLAGS-unset}" >>"$WORK/appended";; esac
+exec "$NVCC" "\$@"
+EOF
+chmod +x rec/nvcc
+export NVSHIM_NVCC=$WORK/rec/nvcc
+appended() { [ -f appended ] && tr '\n' ' ' <appended | sed 's/ $//'; rm -f appended; }
+
+out=$(NVSHIM_LOG_FILE=$WORK/log "$NV" -c k.cu -o auto.o "${THREE[@]}" 2>&1)
+check "three targets, four CPUs free: --threads 3 in NVCC_APPEND_FLAGS" test "$(appended)" = "--threads 3"
+check "... said at verbosity verbose only" test -z "$out"
+check "... and recorded in the log with its reason" \
+	grep -q '"compiles with --threads 3 (in NVCC_APPEND_FLAGS): 3 targets, 4 of 4 CPUs free (0 compilers running, 0 slots held), memory for 62 passes \[threads.auto\]"' log
+check "... the arguments nvcc got are the user's" \
+	grep -q "\"argv_out\":\[\"$WORK/rec/nvcc\",\"-c\",\"k.cu\",\"-o\",\"auto.o\",\"-gencode\",\"arch=compute_75,code=sm_75\"" log
+out=$(NVSHIM_VERBOSITY=verbose "$NV" -c k.cu -o auto.o "${THREE[@]}" 2>&1)
+check "verbose shows the decision" contains "$out" "^nvshim info    : compiles with --threads 3 (in NVCC_APPEND_FLAGS): 3 targets"
+appended >/dev/null
+NVCC_APPEND_FLAGS="-DX=1" "$NV" -c k.cu -o auto.o "${THREE[@]}"
+check "a user's NVCC_APPEND_FLAGS is kept, --threads after it" test "$(appended)" = "-DX=1 --threads 3"
+NVSHIM_MACHINE=cpus=2,busy=0 "$NV" -c k.cu -o auto.o "${THREE[@]}"
+check "two CPUs: --threads 2" test "$(appended)" = "--threads 2"
+NVSHIM_MACHINE=cpus=4,busy=3 "$NV" -c k.cu -o auto.o "${THREE[@]}"
+check "four CPUs, three compilers running: one pass at a time, nothing added" test "$(appended)" = "unset"
+NVSHIM_MACHINE=cpus=16,busy=0,mem_mb=2500 "$NV" -c k.cu -o auto.o "${THREE[@]}"
+check "memory for two passes: --threads 2" test "$(appended)" = "--threads 2"
+NVSHIM_THREADS=2 "$NV" -c k.cu -o auto.o "${THREE[@]}"
+check "threads = 2 caps it" test "$(appended)" = "--threads 2"
+NVSHIM_THREADS=off "$NV" -c k.cu -o off.o "${THREE[@]}"
+check "threads = off: nothing added" test "$(appended)" = "unset"
+"$NV" -c k.cu -o one.o -arch=sm_80
+check "one target: nothing added" test "$(appended)" = "unset"
+"$NV" -c k.cu -o user.o "${THREE[@]}" -t 1
+check "the user's -t 1 is left as given" test "$(appended)" = "unset"
+NVCC_APPEND_FLAGS="--threads 1" "$NV" -c k.cu -o user.o "${THREE[@]}"
+check "... so is --threads in NVCC_APPEND_FLAGS" test "$(appended)" = "--threads 1"
+"$NV" -E k.cu -arch=sm_80 >/dev/null
+"$NV" --dryrun -c k.cu "${THREE[@]}" 2>/dev/null
+check "-E and --dryrun: nothing added" test "$(appended)" = "unset"
+out=$(NVSHIM_FAULT=threads NVSHIM_LOG_FILE=$WORK/log2 "$NV" -c k.cu -o fault.o "${THREE[@]}" 2>&1)
+check "a failure of the accounting: one pass at a time, the build passes (fail open)" \
+	test "$(appended)" = "unset" -a -s fault.o -a -z "$out"
+check "... and the log says why" grep -q 'the accounting failed (injected fault' log2
+
+out=$("$NVSHIM" explain -c k.cu -o auto.o "${THREE[@]}")
+check "explain shows what it would choose" contains "$out" \
+	'^threads   : --threads 3 in NVCC_APPEND_FLAGS' 'would compile with --threads 3'
+out=$(NVSHIM_THREADS=off "$NVSHIM" explain -c k.cu -o auto.o "${THREE[@]}")
+check "... and nothing with threads = off" bash -c '! grep -q threads <<<"$1"' _ "$out"
+out=$(NVSHIM_THREADS=3 "$NVSHIM" config)
+check "nvshim config shows the setting and its origin" contains "$out" '^threads *= 3 *# env NVSHIM_THREADS'
+
+# The same targets and the same code, with and without --threads.
+export CUOBJDUMP=${CUOBJDUMP:-$(find_cuobjdump)}
+if [ -z "$CUOBJDUMP" ]; then
+	skip "objects with and without threads" "no cuobjdump"
+else
+	check "the same targets with and without threads" test "$(elf_targets auto.o)" = "sm_75 sm_80 sm_90" -a \
+		"$(elf_targets off.o)" = "sm_75 sm_80 sm_90"
+	mkdir -p xa xo
+	(cd xa && "$CUOBJDUMP" -xelf all ../auto.o >/dev/null) && (cd xo && "$CUOBJDUMP" -xelf all ../off.o >/dev/null)
+	same=1
+	# cuobjdump names them OBJECT.N.sm_NN.cubin
+	for f in xo/off.*.cubin; do cmp -s "$f" "xa/auto.${f#xo/off.}" || same=0; done
+	check "... and the same machine code (each cubin byte for byte)" test "$same" = 1 -a "$(ls xa | wc -l)" = 3
+fi
+
+# Caches: the key is the command line's, whatever K is.
+if ! command -v ccache >/dev/null; then
+	skip "ccache" "ccache is not installed"
+else
+	for v in $(env | sed -n 's/^\(CCACHE_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+	export CCACHE_DIR=$WORK/ccache CCACHE_CONFIGPATH=$WORK/ccache.conf
+	: >"$CCACHE_CONFIGPATH"
+	hits() { ccache --print-stats | awk -F'\t' '$1 ~ /cache_hit$/ { h += $2 } $1 == "cache_miss" { m += $2 } END { print "hit=" h+0, "miss=" m+0 }'; ccache -z >/dev/null; }
+	ccache -z >/dev/null
+	NVSHIM_LAUNCHER=ccache NVSHIM_THREADS=off "$NV" -c k.cu -o c1.o "${THREE[@]}"
+	NVSHIM_LAUNCHER=ccache NVSHIM_MACHINE=cpus=2,busy=0 "$NV" -c k.cu -o c1.o "${THREE[@]}"
+	NVSHIM_LAUNCHER=ccache NVSHIM_MACHINE=cpus=16,busy=0 "$NV" -c k.cu -o c1.o "${THREE[@]}"
+	r=$(hits)
+	check "ccache behind nvshim: K = 1, 2, 3 give one key, nvcc ran once ($r)" \
+		test "$(appended)" = "unset" -a "$r" = "hit=2 miss=1"
+	NVSHIM_THREADS=off ccache "$NV" -c k.cu -o c2.o "${THREE[@]}"
+	NVSHIM_MACHINE=cpus=2,busy=0 ccache "$NV" -c k.cu -o c2.o "${THREE[@]}"
+	r=$(hits)
+	check "ccache in front of nvshim: one key for any K ($r)" test "$r" = "hit=1 miss=1"
+	appended >/dev/null
+fi
+
+# GNU make's jobserver: a rule with '+' gets the fds, one without does not.
+cat >Makefile <<EOF
+all: plus.o plain.o
+plus.o: k.cu
+	+"$NV" -c k.cu -o plus.o ${THREE[*]}
+plain.o: k.cu
+	"$NV" -c k.cu -o plain.o ${THREE[*]}
+EOF
+if make --version 2>/dev/null | grep -q 'GNU Make'; then
+	NVSHIM_LOG_FILE=$WORK/mlog make -j3 plus.o >make.out 2>&1
+	check "make -j3, a rule with '+': two tokens taken, --threads 3" \
+		grep -q 'compiles with --threads 3 (in NVCC_APPEND_FLAGS): .*; 2 tokens from make.s jobserver' mlog
+	rm -f mlog
+	NVSHIM_LOG_FILE=$WORK/mlog make -j3 plain.o >>make.out 2>&1
+	check "make -j3, a rule without '+': the jobserver cannot be used, one pass at a time" \
+		grep -q 'one pass at a time: .*MAKEFLAGS names a jobserver this command cannot use' mlog
+	rm -f mlog plus.o
+	NVSHIM_LOG_FILE=$WORK/mlog make -j1 plus.o >>make.out 2>&1
+	check "make -j1 (no jobserver): the machine decides" grep -q 'compiles with --threads 3' mlog
+	rm -f mlog plus.o
+	# Every token make gave is back: a second parallel make in the same jobserver finishes.
+	printf 'top:\n\t+$(MAKE) -f Makefile plus.o plain.o\n' >Top.mk
+	timeout 120 make -j2 -f Top.mk >>make.out 2>&1
+	check "tokens are given back (a recursive make -j2 finishes, no warning)" \
+		test $? -eq 0 -a -s plus.o -a -s plain.o
+	check "... and make says nothing about the jobserver" bash -c '! grep -qi "jobserver\|token" make.out'
+else
+	skip "make's jobserver" "GNU make is not installed"
+fi
+appended >/dev/null
+finish

@@ -1,0 +1,36 @@
+/* Text the threads module reads from the machine and the environment: cgroup cpu.max,
+ * cpu.cfs_*, memory.max, /proc/meminfo, cpulists, /proc/<pid>/stat, MAKEFLAGS and
+ * NVSHIM_MACHINE; then the decision on what the override gave. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "core/threads.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = fuzz_string(data, size);
+	(void)threads_parse_cpu_max(s);
+	(void)threads_parse_cfs(s, "100000");
+	(void)threads_parse_cfs("200000", s);
+	(void)threads_parse_meminfo(s);
+	(void)threads_parse_bytes(s);
+	(void)threads_parse_cpulist(s);
+	(void)threads_stat_is_compiler(s);
+	(void)threads_is_compiler(s);
+	struct threads_jobserver js = { 0 };
+	threads_parse_makeflags(s, &js);
+	threads_jobserver_release(&js);
+	struct threads_machine m = { 4, 0, 4, 0, 0, -1, 0 };
+	if (!threads_parse_override(s, &m)) {
+		struct threads_input in = { (unsigned)(size % 9), size % 5, m, THREADS_PASS_MB };
+		char *why = NULL;
+		unsigned k = threads_decide(&in, &why);
+		if (k < 1)
+			abort();
+		free(why);
+		(void)threads_settle(k, (unsigned)(size % 3), (enum threads_js)(size % 4), (unsigned)(size % 7));
+	}
+	free(s);
+	return 0;
+}

@@ -1,0 +1,414 @@
+#include <criterion/criterion.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "core/threads.h"
+
+/* A machine: CPUs, compilers running, slots held, MiB available (-1 unknown). */
+static struct threads_input input(unsigned units, size_t setting, unsigned cpus, unsigned compilers,
+				  unsigned held, long long mem_mb)
+{
+	struct threads_input in = { units, setting, { cpus, 0, cpus, compilers, held, mem_mb, 0 },
+				    THREADS_PASS_MB };
+	return in;
+}
+
+static unsigned decide(struct threads_input in)
+{
+	char *why = NULL;
+	unsigned k = threads_decide(&in, &why);
+	cr_assert(why && *why);
+	free(why);
+	return k;
+}
+
+Test(threads, a_lone_compile_gets_the_idle_cores)
+{
+	cr_assert_eq(decide(input(7, 0, 2, 0, 0, 64000)), 2);
+	cr_assert_eq(decide(input(7, 0, 16, 0, 0, 64000)), 7);
+	cr_assert_eq(decide(input(3, 0, 16, 0, 0, -1)), 3, "unknown memory does not limit");
+}
+
+Test(threads, one_target_or_a_full_machine_gets_one)
+{
+	cr_assert_eq(decide(input(1, 0, 16, 0, 0, 64000)), 1);
+	cr_assert_eq(decide(input(7, 0, 2, 2, 0, 64000)), 1, "as many compilers as CPUs");
+	cr_assert_eq(decide(input(7, 0, 2, 5, 0, 64000)), 1, "more compilers than CPUs");
+	cr_assert_eq(decide(input(7, 0, 16, 0, 16, 64000)), 1, "every slot held by nvshim");
+	cr_assert_eq(decide(input(7, 0, 0, 0, 0, 64000)), 1, "CPUs unknown");
+}
+
+Test(threads, running_compilers_and_slots_take_their_cpus)
+{
+	cr_assert_eq(decide(input(7, 0, 16, 12, 0, 64000)), 4);
+	cr_assert_eq(decide(input(7, 0, 16, 0, 13, 64000)), 3);
+	/* a compile holding a slot also shows as a compiler: the larger count, not the sum */
+	cr_assert_eq(decide(input(7, 0, 16, 10, 12, 64000)), 4);
+}
+
+Test(threads, memory_bounds_the_passes)
+{
+	cr_assert_eq(decide(input(7, 0, 16, 0, 0, 3 * THREADS_PASS_MB + 10)), 3);
+	cr_assert_eq(decide(input(7, 0, 16, 0, 0, THREADS_PASS_MB / 2)), 1, "less than one pass: one");
+	cr_assert_eq(decide(input(7, 0, 16, 0, 0, 0)), 1);
+}
+
+Test(threads, the_setting_caps_or_turns_it_off)
+{
+	cr_assert_eq(decide(input(7, 3, 16, 0, 0, 64000)), 3);
+	cr_assert_eq(decide(input(2, 3, 16, 0, 0, 64000)), 2, "a cap above the targets changes nothing");
+	cr_assert_eq(decide(input(7, THREADS_OFF, 16, 0, 0, 64000)), 1);
+	cr_assert_eq(decide(input(7, 1, 16, 0, 0, 64000)), 1);
+}
+
+Test(threads, the_reason_names_the_inputs)
+{
+	struct threads_input in = input(7, 3, 16, 3, 2, 5000);
+	char *why = NULL;
+	cr_assert_eq(threads_decide(&in, &why), 3);
+	cr_assert_str_eq(why, "7 targets, 13 of 16 CPUs free (3 compilers running, 2 slots held), "
+			      "memory for 4 passes, threads = 3");
+	free(why);
+	/* a cap that does not bind is not named */
+	in.setting = 8;
+	cr_assert_eq(threads_decide(&in, &why), 4);
+	cr_assert_str_eq(why, "7 targets, 13 of 16 CPUs free (3 compilers running, 2 slots held), "
+			      "memory for 4 passes");
+	free(why);
+	in = input(2, THREADS_OFF, 1, 0, 0, -1);
+	cr_assert_eq(threads_decide(&in, &why), 1);
+	cr_assert_str_eq(why, "2 targets, 1 of 1 CPU free (0 compilers running, 0 slots held), threads = off");
+	free(why);
+}
+
+Test(threads, settle_with_and_without_a_jobserver)
+{
+	cr_assert_eq(threads_settle(4, 3, THREADS_JS_ABSENT, 0), 4);
+	cr_assert_eq(threads_settle(4, 1, THREADS_JS_ABSENT, 0), 2, "only the slots got");
+	cr_assert_eq(threads_settle(4, 3, THREADS_JS_PIPE, 0), 1, "no free token");
+	cr_assert_eq(threads_settle(4, 3, THREADS_JS_PIPE, 2), 3);
+	cr_assert_eq(threads_settle(4, 3, THREADS_JS_FIFO, 3), 4);
+	cr_assert_eq(threads_settle(4, 3, THREADS_JS_BROKEN, 3), 1, "a broken jobserver: one");
+	cr_assert_eq(threads_settle(0, 0, THREADS_JS_ABSENT, 0), 1);
+}
+
+Test(threads, cgroup_cpu_quota)
+{
+	cr_assert_float_eq(threads_parse_cpu_max("max 100000\n"), 0, 1e-9);
+	cr_assert_float_eq(threads_parse_cpu_max("max\n"), 0, 1e-9);
+	cr_assert_float_eq(threads_parse_cpu_max("150000 100000\n"), 1.5, 1e-9);
+	cr_assert_float_eq(threads_parse_cpu_max("400000 100000"), 4, 1e-9);
+	cr_assert_lt(threads_parse_cpu_max(""), 0);
+	cr_assert_lt(threads_parse_cpu_max("150000"), 0);
+	cr_assert_lt(threads_parse_cpu_max("150000 0"), 0);
+	cr_assert_lt(threads_parse_cpu_max("abc 100000"), 0);
+	cr_assert_lt(threads_parse_cpu_max("99999999999999999999999 1"), 0);
+	cr_assert_float_eq(threads_parse_cfs("-1\n", "100000\n"), 0, 1e-9);
+	cr_assert_float_eq(threads_parse_cfs("200000\n", "100000\n"), 2, 1e-9);
+	cr_assert_lt(threads_parse_cfs("x", "100000"), 0);
+	cr_assert_lt(threads_parse_cfs("100", "0"), 0);
+}
+
+Test(threads, memory_texts)
+{
+	cr_assert_eq(threads_parse_meminfo("MemTotal:       16000000 kB\nMemFree:  100 kB\n"
+					   "MemAvailable:    8388608 kB\n"), 8192);
+	cr_assert_eq(threads_parse_meminfo("MemTotal: 1 kB\n"), -1);
+	cr_assert_eq(threads_parse_meminfo("MemAvailable: x kB\n"), -1);
+	cr_assert_eq(threads_parse_bytes("max\n"), 0);
+	cr_assert_eq(threads_parse_bytes("1073741824\n"), 1073741824LL);
+	cr_assert_eq(threads_parse_bytes("12k"), -1);
+	cr_assert_eq(threads_parse_bytes(""), -1);
+}
+
+Test(threads, cpu_lists)
+{
+	cr_assert_eq(threads_parse_cpulist("0-3,8,10-11\n"), 7);
+	cr_assert_eq(threads_parse_cpulist("0"), 1);
+	cr_assert_eq(threads_parse_cpulist("3-1"), 0);
+	cr_assert_eq(threads_parse_cpulist("a"), 0);
+	cr_assert_eq(threads_parse_cpulist("0-99999999"), 0);
+}
+
+static struct threads_jobserver parse_mf(const char *text)
+{
+	struct threads_jobserver js = { 0 };
+	threads_parse_makeflags(text, &js);
+	return js;
+}
+
+Test(threads, makeflags)
+{
+	struct threads_jobserver js = parse_mf("");
+	cr_assert_eq(js.kind, THREADS_JS_ABSENT);
+	cr_assert_eq(js.parallel, 0);
+	js = parse_mf("k");
+	cr_assert_eq(js.kind, THREADS_JS_ABSENT);
+	cr_assert_eq(js.parallel, 0);
+	js = parse_mf(" -j4 --jobserver-auth=3,4");
+	cr_assert_eq(js.kind, THREADS_JS_PIPE);
+	cr_assert_eq(js.rfd, 3);
+	cr_assert_eq(js.wfd, 4);
+	cr_assert_eq(js.parallel, 1);
+	js = parse_mf("-j --jobserver-fds=5,6");
+	cr_assert_eq(js.kind, THREADS_JS_PIPE);
+	cr_assert_eq(js.rfd, 5);
+	js = parse_mf("kj -- V=1");
+	cr_assert_eq(js.kind, THREADS_JS_ABSENT);
+	cr_assert_eq(js.parallel, 1, "a bare j among the letters: -j without a number");
+	js = parse_mf(" -j8 --jobserver-auth=fifo:/tmp/GMfifo123");
+	cr_assert_eq(js.kind, THREADS_JS_FIFO);
+	cr_assert_str_eq(js.fifo, "/tmp/GMfifo123");
+	threads_jobserver_release(&js);
+	js = parse_mf("--jobserver-auth=fifo:/a --jobserver-auth=7,8");
+	cr_assert_eq(js.kind, THREADS_JS_PIPE, "the last one wins");
+	cr_assert_null(js.fifo);
+	cr_assert_eq(js.rfd, 7);
+	js = parse_mf(" -j2 --jobserver-auth=abc");
+	cr_assert_eq(js.kind, THREADS_JS_BROKEN);
+	js = parse_mf("--jobserver-auth=3,");
+	cr_assert_eq(js.kind, THREADS_JS_BROKEN);
+	js = parse_mf("--jobserver-auth=99999999999,4");
+	cr_assert_eq(js.kind, THREADS_JS_BROKEN);
+	js = parse_mf("-j1");
+	cr_assert_eq(js.parallel, 0);
+}
+
+Test(threads, compiler_processes)
+{
+	cr_assert(threads_is_compiler("cicc\n"));
+	cr_assert(threads_is_compiler("ptxas"));
+	cr_assert(threads_is_compiler("cc1plus"));
+	cr_assert_not(threads_is_compiler("nvcc"));
+	cr_assert_not(threads_is_compiler("ciccx"));
+	cr_assert(threads_stat_is_compiler("123 (cicc) R 1 2 3"));
+	cr_assert(threads_stat_is_compiler("123 (ptxas) S 1 2 3"));
+	cr_assert_not(threads_stat_is_compiler("123 (cicc) Z 1 2 3"), "a zombie");
+	cr_assert_not(threads_stat_is_compiler("123 (cicc) T 1 2 3"), "stopped");
+	cr_assert_not(threads_stat_is_compiler("123 (a) cicc) R 1"));
+	cr_assert_not(threads_stat_is_compiler("123 cicc R"));
+	cr_assert_not(threads_stat_is_compiler("123 (cicc)"));
+}
+
+Test(threads, machine_override)
+{
+	struct threads_machine m = { 8, 0, 8, 0, 0, -1, 0 };
+	cr_assert_eq(threads_parse_override("cpus=3,busy=1,mem_mb=100", &m), 0);
+	cr_assert_eq(m.cpus, 3);
+	cr_assert_eq(m.compilers, 1);
+	cr_assert_eq(m.mem_avail_mb, 100);
+	cr_assert(m.overridden);
+	struct threads_machine before = m;
+	cr_assert_eq(threads_parse_override("cpus=x", &m), -1);
+	cr_assert_eq(threads_parse_override("gpus=2", &m), -1);
+	cr_assert_eq(threads_parse_override("cpus=0", &m), -1);
+	cr_assert_eq(threads_parse_override("cpus", &m), -1);
+	cr_assert_eq(memcmp(&m, &before, sizeof(m)), 0, "unchanged when malformed");
+
+	threads_machine_read(&m, "cpus=5,busy=2,mem_mb=4096");
+	cr_assert_eq(m.cpus, 5);
+	cr_assert_eq(m.compilers, 2);
+	cr_assert_eq(m.mem_avail_mb, 4096);
+	threads_machine_read(&m, "busy=0");
+	cr_assert_geq(m.cpus, 1, "the CPUs read from the machine");
+	cr_assert_eq(m.compilers, 0);
+	threads_machine_read(&m, NULL);
+	cr_assert_geq(m.cpus, 1);
+	cr_assert_leq(m.cpus, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+Test(threads, slots_are_taken_counted_and_given_back)
+{
+	char *dir = test_tmpdir();
+	char *slots = concat(dir, "/threads", NULL);
+	struct threads_hold a, b;
+	threads_hold_init(&a);
+	threads_hold_init(&b);
+	cr_assert_eq(threads_slots_held(slots, 3), 0);
+	cr_assert_eq(threads_slots_take(&a, slots, 3, 1), 1);
+	cr_assert_eq(a.nslots, 2);
+	cr_assert_eq(threads_slots_held(slots, 3), 2);
+	/* another compile: one slot is left, and it does not wait for it */
+	cr_assert_eq(threads_slots_take(&b, slots, 3, 2), 0);
+	cr_assert_eq(threads_slots_held(slots, 3), 3);
+	threads_slots_keep(&a, 1);
+	cr_assert_eq(threads_slots_held(slots, 3), 2);
+	threads_hold_release(&a);
+	threads_hold_release(&b);
+	threads_hold_release(&b);
+	cr_assert_eq(threads_slots_held(slots, 3), 0);
+	cr_assert_eq(threads_slots_take(&a, NULL, 3, 1), -1, "no directory: no slots");
+	cr_assert_eq(threads_slots_take(&a, "/proc/nvshim-no-such/threads", 3, 1), -1);
+	threads_hold_release(&a);
+	free(slots);
+	free(dir);
+}
+
+Test(threads, the_first_slot_is_waited_for)
+{
+	char *dir = test_tmpdir();
+	char *slots = concat(dir, "/threads", NULL);
+	struct threads_hold a;
+	threads_hold_init(&a);
+	cr_assert_eq(threads_slots_take(&a, slots, 1, 0), 0);
+	pid_t pid = fork();
+	if (!pid) {
+		/* the child holds copies of the locked descriptions: close them, as exec would */
+		threads_hold_release(&a);
+		struct threads_hold b;
+		threads_hold_init(&b);
+		int extra = threads_slots_take(&b, slots, 1, 0);
+		_exit(extra == 0 && b.waited_ms >= 200 ? 0 : 1);
+	}
+	usleep(300 * 1000);
+	threads_hold_release(&a);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the second compile waited for the slot");
+	free(slots);
+	free(dir);
+}
+
+/* A jobserver pipe with n tokens; its MAKEFLAGS in mf. */
+static void jobserver(int fds[2], unsigned n, char *mf, size_t len)
+{
+	cr_assert_eq(pipe(fds), 0);
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(write(fds[1], "+", 1), 1);
+	snprintf(mf, len, " -j%u --jobserver-auth=%d,%d", n + 1, fds[0], fds[1]);
+}
+
+/* Tokens in the pipe, read out without waiting. */
+static unsigned tokens_left(int rfd)
+{
+	int fl = fcntl(rfd, F_GETFL);
+	fcntl(rfd, F_SETFL, fl | O_NONBLOCK);
+	char buf[64];
+	ssize_t n = read(rfd, buf, sizeof(buf));
+	fcntl(rfd, F_SETFL, fl);
+	return n > 0 ? (unsigned)n : 0;
+}
+
+Test(threads, jobserver_tokens_are_taken_and_given_back)
+{
+	int fds[2];
+	char mf[96];
+	jobserver(fds, 3, mf, sizeof(mf));
+	struct threads_hold h;
+	threads_hold_init(&h);
+	cr_assert_eq(threads_tokens_take(&h, mf, 2), 2);
+	cr_assert_eq(h.js.kind, THREADS_JS_PIPE);
+	int fl = fcntl(fds[0], F_GETFL);
+	cr_assert_eq(fl & O_NONBLOCK, 0, "make's own description stays blocking");
+	threads_hold_release(&h);
+	cr_assert_eq(tokens_left(fds[0]), 3, "all three are back");
+	close(fds[0]);
+	close(fds[1]);
+}
+
+Test(threads, jobserver_without_free_tokens_does_not_wait)
+{
+	int fds[2];
+	char mf[96];
+	jobserver(fds, 0, mf, sizeof(mf));
+	struct threads_hold h;
+	threads_hold_init(&h);
+	cr_assert_eq(threads_tokens_take(&h, mf, 3), 0);
+	cr_assert_eq(h.js.kind, THREADS_JS_PIPE);
+	threads_hold_release(&h);
+	cr_assert_eq(tokens_left(fds[0]), 0);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+Test(threads, jobserver_absent_or_broken)
+{
+	struct threads_hold h;
+	threads_hold_init(&h);
+	cr_assert_eq(threads_tokens_take(&h, NULL, 2), 0);
+	cr_assert_eq(h.js.kind, THREADS_JS_ABSENT);
+	threads_hold_release(&h);
+	/* the fds make names were not passed to this command (a rule without '+') */
+	int fds[2];
+	char mf[96];
+	jobserver(fds, 2, mf, sizeof(mf));
+	close(fds[0]);
+	close(fds[1]);
+	cr_assert_eq(threads_tokens_take(&h, mf, 2), 0);
+	cr_assert_eq(h.js.kind, THREADS_JS_BROKEN);
+	threads_hold_release(&h);
+	/* ... or are other files by now */
+	char *dir = test_tmpdir();
+	char *file = test_write(dir, "f", "x");
+	int a = open(file, O_RDONLY), b = open(file, O_RDONLY);
+	snprintf(mf, sizeof(mf), "-j2 --jobserver-auth=%d,%d", a, b);
+	cr_assert_eq(threads_tokens_take(&h, mf, 2), 0);
+	cr_assert_eq(h.js.kind, THREADS_JS_BROKEN);
+	threads_hold_release(&h);
+	cr_assert_eq(threads_tokens_take(&h, "-j2 --jobserver-auth=garbage", 2), 0);
+	cr_assert_eq(h.js.kind, THREADS_JS_BROKEN);
+	threads_hold_release(&h);
+	snprintf(mf, sizeof(mf), "-j2 --jobserver-auth=fifo:%s/no-such-fifo", dir);
+	cr_assert_eq(threads_tokens_take(&h, mf, 2), 0);
+	cr_assert_eq(h.js.kind, THREADS_JS_BROKEN);
+	threads_hold_release(&h);
+	close(a);
+	close(b);
+	unlink(file);
+	free(file);
+	rmdir(dir);
+	free(dir);
+}
+
+Test(threads, jobserver_fifo)
+{
+	char *dir = test_tmpdir();
+	char *fifo = concat(dir, "/jobserver", NULL);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	int keep = open(fifo, O_RDWR);
+	cr_assert_eq(write(keep, "ab", 2), 2);
+	char mf[256];
+	snprintf(mf, sizeof(mf), " -j3 --jobserver-auth=fifo:%s", fifo);
+	struct threads_hold h;
+	threads_hold_init(&h);
+	cr_assert_eq(threads_tokens_take(&h, mf, 4), 2);
+	cr_assert_eq(h.js.kind, THREADS_JS_FIFO);
+	threads_hold_release(&h);
+	char buf[8];
+	fcntl(keep, F_SETFL, O_NONBLOCK);
+	cr_assert_eq(read(keep, buf, sizeof(buf)), 2, "both tokens are back");
+	close(keep);
+	unlink(fifo);
+	rmdir(dir);
+	free(fifo);
+	free(dir);
+}
+
+Test(threads, tokens_come_back_when_a_signal_stops_nvshim)
+{
+	int fds[2];
+	char mf[96];
+	jobserver(fds, 3, mf, sizeof(mf));
+	pid_t pid = fork();
+	if (!pid) {
+		struct threads_hold h;
+		threads_hold_init(&h);
+		if (threads_tokens_take(&h, mf, 3) != 3)
+			_exit(3);
+		raise(SIGTERM);
+		_exit(4);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "killed by the signal, as before");
+	cr_assert_eq(tokens_left(fds[0]), 3);
+	close(fds[0]);
+	close(fds[1]);
+}
