@@ -86,6 +86,9 @@ int cmd_explain(int n, char **args)
 
 	if (n >= 1 && cc_is_name(args[0]))
 		return cc_explain(args[0], n - 1, args + 1);
+	/* `nvshim explain api NAME...`: the API table's entries (explain_api.c). */
+	if (n >= 1 && !strcmp(args[0], "api"))
+		return cmd_explain_api(n - 1, args + 1);
 	session_init(&s, n, args);
 	if (locate_nvcc(&s.cfg, session_env, &s.self, &nvcc, &how)) {
 		session_release(&s);

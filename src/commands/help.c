@@ -31,6 +31,9 @@ static const struct {
 	  "(nvshim under that name, or `nvshim cc ARGS`) acts as the host compiler: CUDA sources go "
 	  "to nvcc with gcc's options translated, links get -lcuda when they need it" },
 	{ "nvshim explain cc ARGS...", "what CC mode would run, and why" },
+	{ "nvshim explain-api NAME... | --list",
+	  "a removed or changed CUDA API (cudaDeviceProp::clockRate, cuCtxCreate, ...): the toolkit "
+	  "that changed it, the replacement and an example; also `nvshim explain api NAME`" },
 	{ "nvshim fingerprint [--show]",
 	  "a key that changes when nvshim's rewrite could change, for a compiler cache that runs "
 	  "nvshim; also nvcc --nvshim-fingerprint" },

@@ -163,11 +163,11 @@ void nvcc_print_notes(const struct plan *plan)
 }
 
 int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
-	     const struct crash_context *watch)
+	     const struct crash_context *watch, const struct api_context *api)
 {
 	struct run_result res = { 127, 0, 0 };
 	int log = s->cfg.log_file && *s->cfg.log_file;
-	int hold = (retry && retry->n) || watch;
+	int hold = (retry && retry->n) || watch || api;
 
 	if (!log && !plan->options_file && !hold) {
 		fflush(NULL);
@@ -178,6 +178,7 @@ int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, c
 		runner_run_held(plan->tool, &plan->argv, &res, &err);
 		char *sym = res.status && retry && retry->n ? link_undefined_driver_symbol(err ? err : "")
 							    : NULL;
+		int retried = sym != NULL;
 		if (sym) {
 			char *added = argv_to_shell(retry);
 			plan_note(plan, "link.retry", "the link failed on an undefined reference to %s: "
@@ -192,6 +193,9 @@ int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, c
 		} else if (err) {
 			runner_write_stderr(err);
 		}
+		/* A host compiler's errors about removed or changed CUDA APIs (api.h). */
+		if (api && !retried && res.status && !res.signal)
+			api_explain(api, err, &plan->notes);
 		free(err);
 	} else {
 		runner_run(plan->tool, &plan->argv, &res);
@@ -287,9 +291,9 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 		struct argv in = ARGV_INIT;
 		argv_push(&in, name);
 		argv_pushn(&in, given, ngiven);
-		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv };
+		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv, s->self.exe_dir };
 		status = modules ? nvcc_run_modules(s, plan, ps, nvcc, &in, link, watch ? &cc : NULL)
-				 : nvcc_run(s, plan, &in, &link->retry, watch ? &cc : NULL);
+				 : nvcc_run(s, plan, &in, &link->retry, watch ? &cc : NULL, NULL);
 		argv_release(&in);
 		/* Kernels nvcc builds that no launch accepts (a stack past the limit). */
 		if (!status && watch && s->cfg.explain_resources)
