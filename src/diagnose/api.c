@@ -560,9 +560,11 @@ void api_read_errors(const char *text, const struct api_table *t, struct api_err
 			char *caret = src && *n2 ? line_at(n2, &n2) : NULL;
 			size_t margin = caret ? gcc_margin(caret) : 0;
 			long c = caret ? caret_column(caret, margin) : -1;
-			if (c >= 0 && strlen(src) >= margin) {
+			if (c >= 0 && strlen(src) >= margin)
 				name = api_callee_at(src + margin, (size_t)c);
-			} else {
+			/* nvcc echoes a line with macros in it from the last expansion on
+			 * ("   , 0, &p);" for "f(&n, g, NULL, 0, &p);"): then the file's line. */
+			if (!name) {
 				char *fl = file_line(file, line);
 				if (fl && col)
 					name = api_callee_at(fl, (size_t)col - 1);

@@ -23,8 +23,9 @@
  * "cudaMemLocation"", "argument of type ... is incompatible with parameter of type ...", gcc's
  * "could not convert" and "invalid conversion"), the function called at the caret: the name
  * before the innermost '(' left of the caret column that is not closed before it. Without a
- * caret line the source line is read from the file (the column from gcc's message; nvcc gives
- * none: then the first function of the table called on that line).
+ * caret line, or when the echoed line holds no call there (nvcc echoes a line with a macro in it
+ * from the macro's expansion on), the source line is read from the file (the column from gcc's
+ * message; nvcc gives none: then the first function of the table called on that line).
  *
  * api_notes() turns the errors whose name is in the table, for an entry whose version is not
  * newer than the toolkit's, into one note each (the same API on the same line once):
