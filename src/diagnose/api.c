@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libiberty.h>
 
@@ -451,7 +452,12 @@ static int error_header(const char *l, char **file, unsigned long *line, unsigne
 		*line = n1;
 		*file = xstrndup(l, (size_t)(q - l));
 	}
-	return **file != '\0';
+	if (!**file) {
+		free(*file);
+		*file = NULL;
+		return 0;
+	}
+	return 1;
 }
 
 /* The width of gcc's margin ("   9 | ", "     | ") on a caret line, or 0. */
@@ -489,21 +495,24 @@ static char *line_at(const char *text, const char **next)
 	return xstrndup(text, len);
 }
 
-/* Line `n` of a file (xmalloc'ed), or NULL. */
+/* Line `n` of a regular file (xmalloc'ed), or NULL; no more than the first 64 MiB are read. */
 static char *file_line(const char *path, unsigned long n)
 {
-	FILE *f = fopen(path, "r");
-	if (!f || !n) {
-		if (f)
-			fclose(f);
+	struct stat sb;
+	if (!n || stat(path, &sb) || !S_ISREG(sb.st_mode))
 		return NULL;
-	}
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
 	char *buf = NULL;
 	size_t cap = 0;
 	unsigned long k = 0;
 	ssize_t got = -1;
-	while (k < n && (got = getline(&buf, &cap, f)) >= 0)
+	long long total = 0;
+	while (k < n && total < (64LL << 20) && (got = getline(&buf, &cap, f)) >= 0) {
+		total += got;
 		k++;
+	}
 	fclose(f);
 	if (k < n || got < 0) {
 		free(buf);
