@@ -721,7 +721,7 @@ size_t api_explain(const struct api_context *ctx, const char *text, struct argv 
 	char *origin = NULL;
 	char *table = api_table_text(ctx->cfg->api_file, ctx->exe_dir, &origin);
 	struct api_table t;
-	struct argv problems = ARGV_INIT, found = ARGV_INIT;
+	struct argv problems = ARGV_INIT, notes_found = ARGV_INIT;
 	api_table_init(&t);
 	if (table)
 		api_parse(&t, table, origin, &problems);
@@ -730,25 +730,30 @@ size_t api_explain(const struct api_context *ctx, const char *text, struct argv 
 	struct toolkit tk;
 	toolkit_init(&tk);
 	const char *version = NULL;
-	if (ctx->nvcc) {
+	char *found = NULL;
+	const char *nvcc = ctx->nvcc;
+	if (!nvcc && ctx->find_nvcc && t.n)
+		nvcc = found = ctx->find_nvcc(ctx->find_arg);
+	if (nvcc) {
 		/* Quietly: the facts are cached, and a toolkit that cannot tell means every entry. */
 		FILE *null = fopen("/dev/null", "w");
 		if (null)
 			diag_set_stream(null);
-		if (!toolkit_load(&tk, ctx->nvcc, ctx->cfg->cache_dir))
+		if (!toolkit_load(&tk, nvcc, ctx->cfg->cache_dir))
 			version = tk.version;
 		diag_set_stream(NULL);
 		if (null)
 			fclose(null);
 	}
-	size_t n = api_notes(&t, text, version, &found);
-	for (size_t i = 0; i < found.n; i++) {
-		diag_note(VERBOSITY_NORMAL, "%s", found.v[i]);
+	size_t n = api_notes(&t, text, version, &notes_found);
+	for (size_t i = 0; i < notes_found.n; i++) {
+		diag_note(VERBOSITY_NORMAL, "%s", notes_found.v[i]);
 		if (notes)
-			argv_push(notes, found.v[i]);
+			argv_push(notes, notes_found.v[i]);
 	}
 	toolkit_release(&tk);
-	argv_release(&found);
+	free(found);
+	argv_release(&notes_found);
 	argv_release(&problems);
 	api_table_release(&t);
 	free(table);

@@ -110,8 +110,12 @@ int api_host_wanted(const struct hostcc *hc);
 
 struct api_context {
 	const struct config *cfg;
-	const char *nvcc;    /* the toolkit's nvcc, for its version; NULL: not known */
+	const char *nvcc;    /* the toolkit's nvcc, for its version; NULL: find_nvcc, or not known */
 	const char *exe_dir; /* where nvshim runs from, to find <prefix>/etc/nvshim/api.ini */
+	/* Finds the nvcc (xmalloc'ed, or NULL) when `nvcc` is NULL, only once a note is due: CC
+	 * mode looks for it only after a failed compile. May be NULL. */
+	char *(*find_nvcc)(void *arg);
+	void *find_arg;
 };
 
 /* After a failed compile whose stderr was `text`: the notes (said with diag_note and appended to

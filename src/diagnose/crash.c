@@ -224,7 +224,7 @@ void crash_after_run(const struct crash_context *ctx, struct plan *plan,
 	if (res->status != 0 && ctx->cfg->explain_resources)
 		explain_resources(plan, *held);
 	if (res->status != 0 && !crashed) {
-		struct api_context ac = { ctx->cfg, ctx->nvcc, ctx->exe_dir };
+		struct api_context ac = { ctx->cfg, ctx->nvcc, ctx->exe_dir, NULL, NULL };
 		api_explain(&ac, *held, &plan->notes);
 	}
 	if (crashed) {

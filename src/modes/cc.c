@@ -67,8 +67,9 @@ static char *cc_locate_host(const struct session *s, const char *name, const cha
 
 /* The toolkit's nvcc, found without a word when there is none (NULL then): a C/C++ compile must
  * not complain about a missing toolkit. */
-static char *cc_quiet_nvcc(struct session *s)
+static char *cc_quiet_nvcc(void *arg)
 {
+	struct session *s = arg;
 	char *found = NULL, *how = NULL;
 	FILE *null = fopen("/dev/null", "w");
 	if (!null)
@@ -195,10 +196,8 @@ int cc_main(const char *name, int n, char **args)
 		/* A C/C++ source that includes the CUDA headers: its errors may be about removed or
 		 * changed CUDA APIs (api.h), so the compiler's stderr is held. */
 		int api = s.cfg.explain_api && api_host_wanted(&r.hc);
-		char *nvcc = api ? cc_quiet_nvcc(&s) : NULL;
-		struct api_context ac = { &s.cfg, nvcc, s.self.exe_dir };
+		struct api_context ac = { &s.cfg, NULL, s.self.exe_dir, cc_quiet_nvcc, &s };
 		status = nvcc_run(&s, &r.plan, &in, &r.link.retry, NULL, api ? &ac : NULL);
-		free(nvcc);
 		argv_release(&in);
 	}
 	cc_run_release(&r);
