@@ -11,7 +11,8 @@ cuda.h, cuda_runtime_api.h, driver_types.h and the texture and surface headers. 
 the toolkit's (/usr/local/cuda/include). Symbols are read from the runtime and driver API
 headers with comments removed:
   removed   functions, macros, enum values, types and typedefs named in OLD's headers whose
-            name appears nowhere in NEW's include tree;
+            name appears nowhere in NEW's include tree (but for generated_cudart_removed_meta.h,
+            which lists what was removed);
   fields    struct fields (cudaDeviceProp::clockRate) of a struct both declare, gone from NEW's;
   changed   functions both declare whose parameter types differ (the first declaration under
             the public name: #define NAME NAME_vN renames it, later ones are legacy entry points).
@@ -48,6 +49,9 @@ def all_identifiers(d):
     ids = set()
     for root, _, files in os.walk(d):
         for f in files:
+            # generated_cudart_removed_meta.h names what the runtime removed: not declared.
+            if f.endswith("removed_meta.h"):
+                continue
             if f.endswith((".h", ".hpp", ".cuh")) or "." not in f:
                 try:
                     with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fp:

@@ -8,6 +8,7 @@ NVSHIM=$1 NVCC=$2
 DIR=${NVSHIM_TOOLKITS:-/var/tmp/nvshim-toolkits} # read before lib.sh clears NVSHIM_*
 . "$(dirname "$0")/lib.sh"
 FIXTURES=$(cd "$(dirname "$0")/fixtures/api" && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 INCLUDE=$(dirname "$(dirname "$NVCC")")/include
 NVCC135=$DIR/13.5/nvidia/cu13/bin/nvcc
 cd "$WORK" || exit 1
@@ -120,5 +121,24 @@ check "explain-api: prop.clockRate and a spelling (cuCtxCreate_v4) find their en
 check "explain api NAME: the same" test "$("$NVSHIM" explain api cudaDeviceProp::clockRate 2>&1)" = "$out"
 "$NVSHIM" explain-api noSuchApi >out 2>err; s1=$?
 check "explain-api: an unknown name is an error" test "$s1" = 1 -a ! -s out -a -n "$(grep 'noSuchApi: not in the API table' err)"
-check "explain-api --list: every entry" test "$("$NVSHIM" explain-api --list | wc -l)" -eq "$(grep -c '^\[api ' "$(dirname "$0")/../../config/api.ini")"
+check "explain-api --list: every entry" test "$("$NVSHIM" explain-api --list | wc -l)" -eq "$(grep -c '^\[api ' "$ROOT/config/api.ini")"
+# The table against what the 12.9 headers declare and 13.0 (and 13.5) do not, or declare
+# differently: every symbol is covered.
+CU12=$DIR/cu12-runtime/nvidia/cuda_runtime/include
+TABLE=$ROOT/config/api.ini
+COVERAGE=$ROOT/scripts/api-coverage.py
+if [ -f "$CU12/cuda_runtime_api.h" ]; then
+	out=$(python3 "$COVERAGE" --old "$CU12" --new "$INCLUDE" --table "$TABLE")
+	total=$(sed -n 's/^total: \([0-9]*\) of \([0-9]*\) .*/\1 \2/p' <<<"$out")
+	check "coverage, 12.9 -> 13.0: every removed or changed symbol is in the table ($total)" eval \
+		'set -- $total; test "$#" = 2 -a "$2" -ge 68 -a "$1" = "$2"'
+	if [ -x "$NVCC135" ]; then
+		out=$(python3 "$COVERAGE" --old "$CU12" --new "$(dirname "$(dirname "$NVCC135")")/include" --table "$TABLE")
+		total=$(sed -n 's/^total: \([0-9]*\) of \([0-9]*\) .*/\1 \2/p' <<<"$out")
+		check "coverage, 12.9 -> 13.5: every removed or changed symbol is in the table ($total)" eval \
+			'set -- $total; test "$#" = 2 -a "$1" = "$2"'
+	fi
+else
+	skip "coverage of the table" "no CUDA 12.9 runtime headers in $DIR/cu12-runtime (scripts/fetch-nvcc135.sh)"
+fi
 finish
