@@ -13,6 +13,7 @@ INCLUDE=$(dirname "$(dirname "$NVCC")")/include
 NVCC135=$DIR/13.5/nvidia/cu13/bin/nvcc
 cd "$WORK" || exit 1
 cp "$FIXTURES"/* .
+printf 'int f(void) { return 0; }\n' >other.c
 export NVSHIM_NVCC=$NVCC
 
 # without_notes FILE: the file without nvshim's api lines
@@ -75,6 +76,10 @@ for cxx in g++ clang++; do
 	"$NVSHIM" "$cxx" -I"$INCLUDE" -c new_driver.cpp -o shim.o 2>shim.err; s2=$?
 	check "CC mode ($cxx): the fixed .cpp builds, as $cxx builds it" eval 'test "$s1" = 0 -a "$s2" = 0 && cmp -s plain.err shim.err && cmp -s plain.o shim.o'
 done
+out=$("$NVSHIM" explain g++ -I"$INCLUDE" -c old_driver.cpp -o shim.o 2>&1)
+check "explain g++: the held stderr and why" contains "$out" "^api       : its stderr held: a failed compile's errors about removed or changed CUDA APIs get notes (explain_api)$"
+out=$("$NVSHIM" explain g++ -c other.c -o shim.o 2>&1)
+check "explain g++ of a source without the CUDA headers: no api line" eval '! grep -q "^api " <<<"$out"'
 # An error that is not about an API of the table: the compiler's output only.
 printf '#include <cuda_runtime.h>\nint main() { return undefined_name; }\n' >other.cpp
 g++ -I"$INCLUDE" -c other.cpp -o plain.o 2>plain.err; s1=$?
