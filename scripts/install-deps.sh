@@ -45,6 +45,9 @@ fi
 if ! python3 -c 'import setuptools' 2>/dev/null; then
 	python3 -m pip install --quiet --disable-pip-version-check setuptools
 fi
+# nvcc 13.5 from the package index, merged into one prefix under /var/tmp/nvshim-toolkits (tests
+# only: the toolkit matrix, tests/e2e/toolkit135.sh and api.sh); never fails the setup.
+bash "$(dirname "$0")/fetch-nvcc135.sh"
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDA_HOME:-}" ]; then
 	echo "install-deps: no CUDA toolkit found (nvcc on PATH, \$CUDA_HOME or /usr/local/cuda)" >&2
 	exit 1

@@ -7,6 +7,8 @@ jobs=$(nproc)
 status=0
 # Older nvcc drivers for tests/e2e/toolkits.sh (skipped if they cannot be fetched).
 bash scripts/fetch-toolkits.sh
+# nvcc 13.5 for tests/e2e/toolkit135.sh and api.sh (skipped if it cannot be fetched).
+bash scripts/fetch-nvcc135.sh
 # The quick start's build (Release, -O3) warns where -O2 does not: it must build clean too.
 echo "== quick-start build (Release)"
 cmake -S . -B build-test-o3 -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1

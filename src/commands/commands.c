@@ -12,7 +12,8 @@ static const struct {
 	int (*fn)(int n, char **args);
 } commands[] = {
 	{ "config", cmd_config }, { "doctor", cmd_doctor },   { "env", cmd_env },
-	{ "explain", cmd_explain }, { "fingerprint", cmd_fingerprint }, { "help", cmd_help },
+	{ "explain", cmd_explain }, { "explain-api", cmd_explain_api },
+	{ "fingerprint", cmd_fingerprint }, { "help", cmd_help },
 	{ "inspect", cmd_inspect }, { "nvcc", nvcc_main }, { "run", cmd_run }, { "stats", cmd_stats },
 	{ "version", cmd_version },
 };

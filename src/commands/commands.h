@@ -4,6 +4,7 @@
  *   nvshim NVCC-ARGS...                  act as nvcc (also `nvshim nvcc ARGS...`)
  *   nvshim help [--man] | version | config | explain ARGS... | doctor | env | fingerprint
  *   nvshim stats [--json] [--zero]        what nvshim did, per build and in total
+ *   nvshim explain-api NAME... | --list  (also `nvshim explain api NAME...`)
  *   nvcc --nvshim-fingerprint            `nvshim fingerprint` under any name (for ccache)
  *   cc, c++, gcc, g++, clang, clang++ ARGS...  (by name, or `nvshim cc ARGS...`)
  *                                        act as the host compiler (modes/cc.h)
@@ -24,6 +25,7 @@ int cmd_config(int n, char **args);      /* config.c */
 int cmd_doctor(int n, char **args);      /* doctor.c */
 int cmd_env(int n, char **args);         /* env.c */
 int cmd_explain(int n, char **args);     /* explain.c */
+int cmd_explain_api(int n, char **args); /* explain_api.c */
 int cmd_fingerprint(int n, char **args); /* fingerprint.c */
 int cmd_help(int n, char **args);        /* help.c (and the man page) */
 int cmd_inspect(int n, char **args);     /* inspect.c */

@@ -8,6 +8,7 @@
 
 #include "core/diag.h"
 #include "core/launcher.h"
+#include "diagnose/api.h"
 #include "modes/cc.h"
 #include "modes/nvcc.h"
 
@@ -58,6 +59,9 @@ static int cc_explain(const char *name, int n, char **args)
 	else
 		printf("runs      : the host compiler, with the arguments as given%s\n",
 		       r.hc.mode == HOSTCC_LINK ? " (and the link pass)" : "");
+	if (!r.nvcc && s.cfg.explain_api && api_host_wanted(&r.hc))
+		printf("api       : its stderr held: a failed compile's errors about removed or changed "
+		       "CUDA APIs get notes (explain_api)\n");
 	struct link_request req;
 	link_request_init(&req);
 	int is_link = r.nvcc ? r.hc.mode == HOSTCC_LINK : link_request_from_hostcc(&req, &r.hc);
@@ -86,6 +90,9 @@ int cmd_explain(int n, char **args)
 
 	if (n >= 1 && cc_is_name(args[0]))
 		return cc_explain(args[0], n - 1, args + 1);
+	/* `nvshim explain api NAME...`: the API table's entries (explain_api.c). */
+	if (n >= 1 && !strcmp(args[0], "api"))
+		return cmd_explain_api(n - 1, args + 1);
 	session_init(&s, n, args);
 	if (locate_nvcc(&s.cfg, session_env, &s.self, &nvcc, &how)) {
 		session_release(&s);

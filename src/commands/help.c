@@ -38,6 +38,9 @@ static const struct {
 	  "the CUDA images of objects, archives, libraries, programs and wheels: whether each runs on "
 	  "the GPUs (given, else this machine's) and how, each kernel's registers, shared memory, stack "
 	  "and stubs; exit status 0 all run, 1 one does not, 2 unreadable" },
+	{ "nvshim explain-api NAME... | --list",
+	  "a removed or changed CUDA API (cudaDeviceProp::clockRate, cuCtxCreate, ...): the toolkit "
+	  "that changed it, the replacement and an example; also `nvshim explain api NAME`" },
 	{ "nvshim fingerprint [--show]",
 	  "a key that changes when nvshim's rewrite could change, for a compiler cache that runs "
 	  "nvshim; also nvcc --nvshim-fingerprint" },

@@ -118,6 +118,15 @@ const struct config_item config_items[] = {
 	ITEM(silence_gates, CONF_STRING, 0, NULL,
 	     "Toolkit gates not to check, by name (cutlass_old_toolkit,host_compiler_too_new), or "
 	     "all."),
+	ITEM(explain_api, CONF_BOOL, CONF_NEUTRAL, NULL,
+	     "When a compile fails on a runtime or driver API that the toolkit in use removed or "
+	     "changed (cudaDeviceProp::clockRate, cuCtxCreate, cudaMemPrefetchAsync, texture "
+	     "references, ...), add one note per error naming the toolkit that changed it and the "
+	     "replacement (rule api.removed, api.changed); CC mode then holds the host compiler's "
+	     "stderr for C/C++ sources that include cuda.h or cuda_runtime.h."),
+	ITEM(api_file, CONF_PATH, CONF_NEUTRAL, NULL,
+	     "The table of removed and changed CUDA APIs. Empty: <prefix>/etc/nvshim/api.ini, else "
+	     "the table built into nvshim."),
 	ITEM(nvrtc_no_arch, CONF_BOOL, 0, NULL,
 	     "Preload library: an NVRTC compile without -arch is compiled for the GPU (NVSHIM_DEVICES, the "
 	     "driver, detection, else fallback_archs) instead of NVRTC's oldest target (rule "
@@ -242,6 +251,7 @@ void config_init(struct config *c, config_getenv_fn env)
 	c->crash_bundle_max_size = 64 * 1024 * 1024;
 	c->crash_keep = 10;
 	c->explain_resources = 1;
+	c->explain_api = 1;
 	c->nvrtc_no_arch = 1;
 	c->nvrtc_clamp_arch = 1;
 	c->nvrtc_retry_arch = 1;

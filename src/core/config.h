@@ -79,6 +79,8 @@ struct config {
 	int explain_resources;
 	char *gates_file;           /* "": <prefix>/etc/nvshim/gates.ini, else the built-in table */
 	char *silence_gates;        /* "name,name" or "all" */
+	int explain_api;
+	char *api_file;             /* "": <prefix>/etc/nvshim/api.ini, else the built-in table */
 	/* The preload library (libnvshim-preload.so). */
 	int nvrtc_no_arch;
 	int nvrtc_clamp_arch;

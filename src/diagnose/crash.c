@@ -19,6 +19,7 @@
 #include "core/arch.h"
 #include "core/cache.h"
 #include "core/diag.h"
+#include "diagnose/api.h"
 #include "diagnose/diagnose.h"
 #include "core/elf.h"
 #include "core/steps.h"
@@ -35,7 +36,8 @@ int crash_wanted(const struct invocation *inv, const struct config *cfg)
 		return 0;
 	if (inv->mode == MODE_PREPROCESS || inv->mode == MODE_DEPENDENCIES || inv->mode == MODE_RUN)
 		return 0;
-	return cfg->crash_bundles || cfg->explain_resources || strcmp(cfg->crash_retry, "off");
+	return cfg->crash_bundles || cfg->explain_resources || cfg->explain_api ||
+	       strcmp(cfg->crash_retry, "off");
 }
 
 void crash_release(struct crash *c)
@@ -195,7 +197,7 @@ static char *single_target(const struct plan *plan, const char *stage)
 	return text;
 }
 
-void crash_after_run(const struct crash_context *ctx, const struct plan *plan,
+void crash_after_run(const struct crash_context *ctx, struct plan *plan,
 		     struct run_result *res, char **held)
 {
 	struct crash c;
@@ -221,6 +223,10 @@ void crash_after_run(const struct crash_context *ctx, const struct plan *plan,
 	fflush(stderr);
 	if (res->status != 0 && ctx->cfg->explain_resources)
 		explain_resources(plan, *held);
+	if (res->status != 0 && !crashed) {
+		struct api_context ac = { ctx->cfg, ctx->nvcc, ctx->exe_dir, NULL, NULL };
+		api_explain(&ac, *held, &plan->notes);
+	}
 	if (crashed) {
 		char *dir = ctx->cfg->crash_bundles ? crash_bundle(ctx, plan, *held, &c) : NULL;
 		if (!c.source && first_source(ctx->inv))

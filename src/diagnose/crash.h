@@ -10,7 +10,9 @@
  *      runs nvcc once more when crash_retry = once, saying so in a warning;
  *   3. prints nvcc's stderr exactly as nvcc wrote it;
  *   4. explains each resource error (diagnose_explain_resource) in an info line;
- *   5. for a crash, writes a reproducer bundle (crash_bundle) and names its folder in one line.
+ *   5. names the replacement of each removed or changed CUDA API an error is about (api.h), in
+ *      an info line that also goes into plan->notes (the log's);
+ *   6. for a crash, writes a reproducer bundle (crash_bundle) and names its folder in one line.
  * The exit status stays nvcc's. Nothing here may fail a build: a bundle that cannot be written
  * costs one warning.
  *
@@ -58,6 +60,7 @@ struct crash_context {
 	const char *nvcc;             /* the real nvcc */
 	const struct argv *args_in;   /* the arguments nvshim was given, without argv[0] */
 	const struct invocation *inv; /* the same, parsed */
+	const char *exe_dir;          /* where nvshim runs from (the installed API table) */
 };
 
 /* 1 if nvcc's stderr should be held for this invocation: it compiles or links (not -E, -M,
@@ -77,7 +80,7 @@ char *crash_dir(const struct config *cfg);
 
 /* See above. res and *held are those of the run of plan->argv; after a retry they are the
  * retry's. */
-void crash_after_run(const struct crash_context *ctx, const struct plan *plan,
+void crash_after_run(const struct crash_context *ctx, struct plan *plan,
 		     struct run_result *res, char **held);
 
 /* Writes the reproducer bundle of a crash of the run of plan->argv (held: its stderr), fills in

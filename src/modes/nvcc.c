@@ -317,11 +317,11 @@ void nvcc_print_notes(const struct session *s, const struct plan *plan)
 /* nvcc_run(); `wait`: nvshim holds something to give back after nvcc (threads.h), so it
  * waits for nvcc rather than replacing itself with it. */
 static int run_plan(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
-		    const struct crash_context *watch, int wait)
+		    const struct crash_context *watch, const struct api_context *api, int wait)
 {
 	struct run_result res = { 127, 0, 0 };
 	int log = s->cfg.log_file && *s->cfg.log_file;
-	int hold = (retry && retry->n) || watch;
+	int hold = (retry && retry->n) || watch || api;
 
 	session_tool_starting();
 	if (!log && !plan->options_file && !hold && !wait) {
@@ -335,6 +335,7 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 		runner_run_held(plan->tool, &plan->argv, &res, &err);
 		char *sym = res.status && retry && retry->n ? link_undefined_driver_symbol(err ? err : "")
 							    : NULL;
+		int retried = sym != NULL;
 		if (sym) {
 			char *added = argv_to_shell(retry);
 			plan_note(plan, "link.retry", "the link failed on an undefined reference to %s: "
@@ -349,6 +350,9 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 		} else if (err) {
 			runner_write_stderr(err);
 		}
+		/* A host compiler's errors about removed or changed CUDA APIs (api.h). */
+		if (api && !retried && res.status && !res.signal)
+			api_explain(api, err, &plan->notes);
 		free(err);
 	} else {
 		runner_run(plan->tool, &plan->argv, &res);
@@ -358,9 +362,9 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 }
 
 int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
-	     const struct crash_context *watch)
+	     const struct crash_context *watch, const struct api_context *api)
 {
-	return run_plan(s, plan, argv_in, retry, watch, 0);
+	return run_plan(s, plan, argv_in, retry, watch, api, 0);
 }
 
 /* The modules pass's hook for a command that failed: the crash module looks at it (crash.h). */
@@ -455,9 +459,9 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 		struct argv in = ARGV_INIT;
 		argv_push(&in, name);
 		argv_pushn(&in, given, ngiven);
-		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv };
+		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv, s->self.exe_dir };
 		status = modules ? nvcc_run_modules(s, plan, ps, nvcc, &in, link, watch ? &cc : NULL)
-				 : run_plan(s, plan, &in, &link->retry, watch ? &cc : NULL,
+				 : run_plan(s, plan, &in, &link->retry, watch ? &cc : NULL, NULL,
 					    th.nslots || th.tokens);
 		threads_hold_release(&th);
 		argv_release(&in);

@@ -20,6 +20,7 @@
 #include "core/plan.h"
 #include "core/threads.h"
 #include "core/toolkit.h"
+#include "diagnose/api.h"
 #include "diagnose/crash.h"
 #include "modes/session.h"
 #include "passes/link.h"
@@ -76,10 +77,12 @@ void nvcc_say_note(const struct session *s, const char *note);
  * tool; otherwise it waits. A run that nvshim may look at afterwards runs with its stderr held:
  * a link that may fail for want of -lcuda runs once more with `retry` added when it fails on an
  * undefined driver symbol (rule link.retry); a watched compile (`watch`, crash.h) goes to
- * crash_after_run(), which passes the stderr on and explains crashes and resource errors;
- * otherwise the stderr is passed on unchanged. Returns the exit status. */
+ * crash_after_run(), which passes the stderr on and explains crashes, resource errors and
+ * removed CUDA APIs; otherwise the stderr is passed on unchanged, and with `api` (CC mode's host
+ * compiler on a source that includes the CUDA headers) a failed run's errors about removed or
+ * changed CUDA APIs get their notes (api.h). Returns the exit status. */
 int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
-	     const struct crash_context *watch);
+	     const struct crash_context *watch, const struct api_context *api);
 
 /* nvcc mode from the passes' plan on: the notes, the gates, the launcher, the line (an options
  * file when long), then the run (the modules pass's commands, crash watching) and what follows

@@ -69,12 +69,34 @@ def big_source():
     return "\n".join(lines) + "\n", "\n".join(header) + "\n"
 
 
-def timed(cmd, env, cwd):
+# Compiles that fail on purpose (CUDA 12 era API code on CUDA 13): nvshim adds its API notes.
+OLD_RUNTIME = """#include <cuda_runtime.h>
+int main()
+{
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    float *x;
+    cudaMallocManaged(&x, 1024);
+    cudaMemPrefetchAsync(x, 1024, 0, 0);
+    cudaThreadSynchronize();
+    return prop.clockRate;
+}
+"""
+HOST_CUDA = """#include <cuda_runtime.h>
+int device_count(void) { int n = 0; cudaGetDeviceCount(&n); return n; }
+"""
+FAILING = ("fails on removed CUDA APIs",)
+
+
+def timed(cmd, env, cwd, fails=False):
     start = time.perf_counter_ns()
     rc = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL).returncode
     elapsed = (time.perf_counter_ns() - start) / 1e6
-    if rc != 0:
+    if fails:
+        if rc == 0:
+            raise SystemExit(f"bench: {' '.join(cmd)} passed; it should fail")
+    elif rc != 0:
         raise SystemExit(f"bench: {' '.join(cmd)} failed with {rc}")
     return elapsed
 
@@ -92,7 +114,8 @@ def main():
     work = tempfile.mkdtemp(prefix="nvshim-bench-")
     big, header = big_source()
     for name, text in (("k.cu", KERNEL), ("drv.cu", DRIVER), ("main.cu", MAIN), ("a.c", C_SOURCE),
-                       ("plain.cu", PLAIN_MAIN), ("probed.cu", PROBED), ("big.cu", big), ("common.cuh", header)):
+                       ("plain.cu", PLAIN_MAIN), ("probed.cu", PROBED), ("big.cu", big), ("common.cuh", header),
+                       ("old.cu", OLD_RUNTIME), ("old.cpp", OLD_RUNTIME), ("host.cpp", HOST_CUDA)):
         with open(os.path.join(work, name), "w") as f:
             f.write(text)
     for src in ("k", "drv", "main", "plain"):
@@ -100,6 +123,7 @@ def main():
     os.mkdir(os.path.join(work, ".git"))  # the project root, for the scan
     cuda_lib = os.path.join(os.path.dirname(os.path.realpath(a.nvcc)), "..", "lib64")
     stubs = os.path.join(cuda_lib, "stubs")
+    cuda_inc = os.path.join(os.path.dirname(os.path.realpath(a.nvcc)), "..", "include")
     cc_dir = os.path.join(os.path.dirname(a.nvshim), "libexec", "nvshim", "cc")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NVSHIM_")}
     env["HOME"] = work
@@ -130,7 +154,9 @@ def main():
              # The link pass: symbol tables read, stderr held for a possible retry.
              ("nvcc link of 2 objects, nothing to add (link pass)", ["k.o", "plain.o", "-o", "app"], None, {}),
              ("nvcc link, -lcuda added (link pass)", ["drv.o", "main.o", "-o", "app"],
-              ["drv.o", "main.o", "-o", "app", "-lcuda"], {"NVSHIM_VERBOSITY": "quiet"})]
+              ["drv.o", "main.o", "-o", "app", "-lcuda"], {"NVSHIM_VERBOSITY": "quiet"}),
+             # The API notes: a failed compile's errors read, the table parsed, 4 notes.
+             ("compile that fails on removed CUDA APIs (4 API notes)", ["-c", "old.cu", "-o", "old.o"], None, {})]
     # CC mode: (name, nvshim's command, the real compiler's command, extra environment).
     cc_cases = [("gcc -c a.c (CC mode, not CUDA: exec)", ["gcc", "-c", "a.c", "-o", "a.o"], ["gcc", "-c", "a.c", "-o", "a.o"]),
                 ("c++ -shared k.o, nothing to add (link pass)",
@@ -138,6 +164,11 @@ def main():
                 ("c++ -shared drv.o, -lcuda added (link pass)",
                  ["c++", "-shared", "drv.o", "-o", "d.so", "-L" + cuda_lib, "-lcudart"],
                  ["c++", "-shared", "drv.o", "-o", "d.so", "-L" + cuda_lib, "-lcudart", "-L" + stubs, "-lcuda"]),
+                # A C++ source that includes cuda_runtime.h: stderr held for the API notes.
+                ("g++ -c of a source that includes cuda_runtime.h (stderr held)",
+                 ["g++", "-I" + cuda_inc, "-c", "host.cpp", "-o", "host.o"], None),
+                ("g++ -c that fails on removed CUDA APIs (4 API notes)",
+                 ["g++", "-I" + cuda_inc, "-c", "old.cpp", "-o", "oldcpp.o"], None),
                 ("c++ main.o -lcudart_static (1.3 MB archive read)",
                  ["c++", "plain.o", "k.o", "-o", "s", "-L" + cuda_lib, "-lcudart_static", "-ldl", "-lrt", "-lpthread"], None)]
     # The link pass alone, in-process: `nvshim explain` of a link against `nvshim explain` of a
@@ -183,16 +214,17 @@ def main():
     for name, shim_cmd, shim_env, nvcc_cmd, nvcc_env in full:
         if a.only and not any(o in name for o in a.only.split("|")):
             continue
+        fails = any(f in name for f in FAILING)
         for _ in range(a.warmup):
-            timed(shim_cmd, shim_env, work)
-            timed(nvcc_cmd, nvcc_env, work)
+            timed(shim_cmd, shim_env, work, fails)
+            timed(nvcc_cmd, nvcc_env, work, fails)
         shim, real = [], []
         for i in range(a.pairs):
             order = [(shim_cmd, shim_env, shim), (nvcc_cmd, nvcc_env, real)]
             if i % 2:
                 order.reverse()
             for cmd, e, out in order:
-                out.append(timed(cmd, e, work))
+                out.append(timed(cmd, e, work, fails))
         ms, mr = statistics.median(shim), statistics.median(real)
         # The per-pair difference is less noisy than the difference of medians.
         diffs = statistics.median(s - r for s, r in zip(shim, real))

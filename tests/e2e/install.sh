@@ -14,6 +14,8 @@ for name in cc c++ gcc g++ clang clang++; do
 done
 check "etc/nvshim.ini" test -s "$P/etc/nvshim.ini"
 check "etc/nvshim/gates.ini, the toolkit gates" cmp -s "$P/etc/nvshim/gates.ini" "$(dirname "$0")/../../config/gates.ini"
+check "etc/nvshim/api.ini, the removed and changed CUDA APIs" cmp -s "$P/etc/nvshim/api.ini" "$(dirname "$0")/../../config/api.ini"
+check "docs: api.md" test -s "$P/share/doc/nvshim/api.md"
 check "etc/nvshim/modules.d: the shipped rules" test -s "$P/etc/nvshim/modules.d/vllm.ini" -a -s "$P/etc/nvshim/modules.d/flash-attention.ini"
 check "docs: the README, and the manual beside it as in the source tree" test -s "$P/share/doc/nvshim/README.md" \
 	-a -s "$P/share/doc/nvshim/docs/README.md" -a -s "$P/share/doc/nvshim/docs/configuration.md"
@@ -63,4 +65,9 @@ out=$("$WORK/moved/share/nvshim/nvshim-run.sh" sh -c 'echo "$LD_PRELOAD"')
 check "nvshim-run.sh CMD: the same" grep -q "$WORK/moved/libexec/nvshim/libnvshim-preload.so$" <<<"$out"
 out=$(LD_PRELOAD= bash -c ". '$WORK/moved/share/nvshim/nvshim-run.sh' && echo \"\$LD_PRELOAD\"")
 check ". nvshim-run.sh: the library in LD_PRELOAD for the shell" test "$out" = "$WORK/moved/libexec/nvshim/libnvshim-preload.so"
+# The API table found relative to the executable: the installed one, edited, is the one used.
+printf '#include <cuda_runtime.h>\nint main() { cudaThreadSynchronize(); return 0; }\n' >"$WORK/old.cu"
+sed -i 's/^use = cudaDeviceSynchronize()$/use = the installed table'"'"'s advice/' "$WORK/moved/etc/nvshim/api.ini"
+out=$(cd "$WORK" && NVSHIM_NVCC=$NVCC "$WORK/moved/bin/nvshim" -c old.cu -o old.o 2>&1)
+check "a moved prefix: the API notes come from its etc/nvshim/api.ini" grep -qx "nvshim info    : old.cu:2: cudaThreadSynchronize was removed in CUDA 13.0: use the installed table's advice \[api.removed\]" <<<"$out"
 finish

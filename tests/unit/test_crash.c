@@ -115,6 +115,8 @@ Test(crash, wanted_for_compiles_only)
 	invocation_parse(&inv, lines[0], 2, test_env);
 	cfg.crash_bundles = 0;
 	cfg.explain_resources = 0;
+	cr_assert_eq(crash_wanted(&inv, &cfg), 1);
+	cfg.explain_api = 0;
 	cr_assert_eq(crash_wanted(&inv, &cfg), 0);
 	free(cfg.crash_retry);
 	cfg.crash_retry = xstrdup("once");

@@ -1,0 +1,23 @@
+#!/bin/bash
+# The toolkit matrix's second full toolkit: the targets, modules and identity suites again, with
+# nvcc 13.5 from the Python package index (scripts/fetch-nvcc135.sh: nvidia-cuda-nvcc,
+# nvidia-nvvm, nvidia-cuda-runtime and nvidia-cuda-crt merged into one prefix) as the nvcc under
+# test: first on PATH and as CUDA_HOME, so that nvshim finds it. Skips when it is not there.
+NVSHIM=$1
+DIR=${NVSHIM_TOOLKITS:-/var/tmp/nvshim-toolkits}
+ROOT=$DIR/13.5/nvidia/cu13
+HERE=$(cd "$(dirname "$0")" && pwd)
+if [ ! -x "$ROOT/bin/nvcc" ] || ! "$ROOT/bin/nvcc" --version >/dev/null 2>&1; then
+	echo "ok - nvcc 13.5 # SKIP no $ROOT/bin/nvcc (scripts/fetch-nvcc135.sh)"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+export CUDA_HOME=$ROOT CUDA_PATH=$ROOT
+echo "# nvcc 13.5: $("$ROOT/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\), \(V[0-9.]*\).*/\1 (\2)/p') in $ROOT"
+status=0
+for suite in targets modules identity; do
+	bash "$HERE/$suite.sh" "$NVSHIM" "$ROOT/bin/nvcc" 2>&1 |
+		sed "s/^ok - /ok - nvcc 13.5: $suite: /; s/^not ok - /not ok - nvcc 13.5: $suite: /"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+done
+exit $status

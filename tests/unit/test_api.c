@@ -1,0 +1,301 @@
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diagnose/api.h"
+#include "helpers.h"
+
+#define FIXTURES NVSHIM_SOURCE_DIR "/tests/e2e/fixtures/api"
+#define DATA NVSHIM_SOURCE_DIR "/tests/unit/data/"
+
+static struct api_table table;
+
+static int starts(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
+
+static void load_table(void)
+{
+	char *text = test_read(NVSHIM_SOURCE_DIR "/config/api.ini");
+	cr_assert_not_null(text);
+	struct argv problems = ARGV_INIT;
+	api_table_init(&table);
+	api_parse(&table, text, "api.ini", &problems);
+	cr_assert_eq(problems.n, 0, "%s", problems.n ? problems.v[0] : "");
+	argv_release(&problems);
+	free(text);
+	/* The errors name files relative to where the compiler ran. */
+	cr_assert_eq(chdir(FIXTURES), 0);
+}
+
+static void free_table(void) { api_table_release(&table); }
+
+TestSuite(api, .init = load_table, .fini = free_table);
+
+Test(api, the_shipped_table)
+{
+	cr_assert_geq(table.n, 70);
+	const struct api_entry *e = api_find(&table, "cudaDeviceProp::clockRate");
+	cr_assert_not_null(e);
+	cr_assert_str_eq(e->version, "13.0");
+	cr_assert_not(e->changed);
+	cr_assert_not_null(strstr(e->use, "cudaDevAttrClockRate"));
+	e = api_find(&table, "cuCtxCreate_v4");
+	cr_assert_not_null(e);
+	cr_assert_str_eq(e->name, "cuCtxCreate");
+	cr_assert(e->changed);
+	cr_assert_not_null(e->what);
+	e = api_find(&table, "texture");
+	cr_assert_not_null(e);
+	cr_assert_str_eq(e->version, "12.0");
+	cr_assert_null(api_find(&table, "cudaMalloc"));
+	cr_assert_null(api_find(&table, ""));
+	cr_assert_null(api_find(&table, NULL));
+	/* Every entry has its facts, and names are unique. */
+	for (size_t i = 0; i < table.n; i++) {
+		cr_assert_not_null(table.v[i].example, "%s has no example", table.v[i].name);
+		cr_assert(!table.v[i].changed || table.v[i].what, "%s: changed, but not what", table.v[i].name);
+		for (size_t k = i + 1; k < table.n; k++)
+			cr_assert_str_neq(table.v[i].name, table.v[k].name);
+	}
+}
+
+Test(api, table_problems_are_reported)
+{
+	struct api_table t;
+	struct argv problems = ARGV_INIT;
+	api_table_init(&t);
+	size_t n = api_parse(&t,
+			     "stray = 1\n[api a]\nversion = 13.0\nchange = gone\nuse = b()\nnot a line\n"
+			     "[api c]\nuse = d()\n[other]\n[api two words]\n[api e]\nversion = 12.0\n"
+			     "use = f()\nalso = e_v2, e_v3\n",
+			     "t.ini", &problems);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(t.v[0].name, "a");
+	cr_assert_str_eq(t.v[1].name, "e");
+	cr_assert_eq(t.v[1].also.n, 2);
+	cr_assert_eq(api_find(&t, "e_v3"), &t.v[1]);
+	cr_assert_eq(problems.n, 6);
+	cr_assert_str_eq(problems.v[0], "t.ini:1: 'stray' outside an [api NAME] section");
+	cr_assert_str_eq(problems.v[1], "t.ini:4: api a: unknown key 'change = gone'");
+	cr_assert_str_eq(problems.v[2], "t.ini:6: expected 'name = value', found 'not a line'");
+	cr_assert_str_eq(problems.v[3], "t.ini:7: api c: no version; entry left out");
+	cr_assert_str_eq(problems.v[4], "t.ini:9: unknown section [other]");
+	cr_assert_str_eq(problems.v[5], "t.ini:10: unknown section [api two words]");
+	api_table_release(&t);
+	argv_release(&problems);
+}
+
+Test(api, callee_at_the_caret)
+{
+	char *s;
+	const char *line = "   cudaMemPrefetchAsync(p, 1024, 0, 0);";
+	cr_assert_str_eq(s = api_callee_at(line, 33), "cudaMemPrefetchAsync");
+	free(s);
+	/* A caret on the call's own ')' (too few arguments). */
+	cr_assert_str_eq(s = api_callee_at("   cuCtxCreate_v4(&ctx, 0, 0);", 28), "cuCtxCreate_v4");
+	free(s);
+	/* Nested calls: the innermost open one. */
+	cr_assert_str_eq(s = api_callee_at("check(cudaMemAdvise(p, n, f(a, b), 0));", 35), "cudaMemAdvise");
+	free(s);
+	cr_assert_str_eq(s = api_callee_at("check(cudaMemAdvise(p, n, f(a, b), 0));", 29), "f");
+	free(s);
+	/* Template arguments and a space before the parenthesis. */
+	cr_assert_str_eq(s = api_callee_at("x = cast<int> (a, b);", 18), "cast");
+	free(s);
+	cr_assert_null(api_callee_at("a = b + c;", 4));
+	cr_assert_null(api_callee_at("", 0));
+	cr_assert_null(api_callee_at("(a, b)", 3));
+	/* A column past the end: the last open call. */
+	cr_assert_str_eq(s = api_callee_at("f(a, g(b", 100), "g");
+	free(s);
+}
+
+/* The notes for a captured compiler output, one line each. */
+static char *notes_for(const char *data, const char *version)
+{
+	char *text = test_read(data);
+	cr_assert_not_null(text, "%s", data);
+	struct argv notes = ARGV_INIT;
+	api_notes(&table, text, version, &notes);
+	char *all = xstrdup("");
+	for (size_t i = 0; i < notes.n; i++) {
+		char *next = concat(all, notes.v[i], "\n", NULL);
+		free(all);
+		all = next;
+	}
+	argv_release(&notes);
+	free(text);
+	return all;
+}
+
+/* The "FILE:LINE: NAME" heads of the notes. */
+static char *heads(const char *notes)
+{
+	char *out = xstrdup("");
+	for (const char *p = notes; *p;) {
+		const char *nl = strchr(p, '\n');
+		const char *sp = strstr(p, " was removed");
+		const char *ch = strstr(p, " changed in");
+		const char *e = sp && sp < nl ? sp : ch && ch < nl ? ch : nl;
+		char *next = xasprintf("%s%.*s\n", out, (int)(e - p), p);
+		free(out);
+		out = next;
+		p = nl + 1;
+	}
+	return out;
+}
+
+Test(api, nvcc_runtime_errors)
+{
+	char *n = notes_for(DATA "api-nvcc-13.0-runtime.txt", "13.0.88");
+	char *h = heads(n);
+	cr_assert_str_eq(h, "old_runtime.cu:6: texture\n"
+			    "old_runtime.cu:20: cudaDeviceProp::clockRate\n"
+			    "old_runtime.cu:20: cudaDeviceProp::computeMode\n"
+			    "old_runtime.cu:24: cudaMemAdvise\n"
+			    "old_runtime.cu:25: cudaMemPrefetchAsync\n"
+			    "old_runtime.cu:35: cudaStreamGetCaptureInfo\n"
+			    "old_runtime.cu:42: cudaGraphAddNode\n"
+			    "old_runtime.cu:43: cudaGraphAddDependencies\n"
+			    "old_runtime.cu:44: cudaThreadSynchronize\n");
+	cr_assert_not_null(strstr(n, "old_runtime.cu:20: cudaDeviceProp::clockRate was removed in CUDA 13.0: use "
+				     "cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, device) [api.removed]\n"));
+	cr_assert_not_null(strstr(n, "old_runtime.cu:43: cudaGraphAddDependencies changed in CUDA 13.0: edge data "
+				     "(const cudaGraphEdgeData *) comes before the count; use "
+				     "cudaGraphAddDependencies(graph, from, to, NULL, count) [api.changed]\n"));
+	free(h);
+	free(n);
+}
+
+/* nvcc, gcc (plain and UTF-8 quotes) and clang on the driver fixture: the same notes. */
+Test(api, driver_errors_of_every_compiler)
+{
+	static const char *const data[] = { DATA "api-nvcc-13.0-driver.txt", DATA "api-gcc-driver.txt",
+					     DATA "api-gcc-utf8-driver.txt", DATA "api-clang-driver.txt" };
+	const char *want = "old_driver.cpp:13: cuCtxCreate\n"
+			   "old_driver.cpp:17: cuMemAdvise\n"
+			   "old_driver.cpp:18: cuMemPrefetchAsync\n"
+			   "old_driver.cpp:24: cuGraphAddDependencies\n"
+			   "old_driver.cpp:27: cudaDeviceProp::memoryClockRate\n";
+	for (size_t i = 0; i < 4; i++) {
+		char *n = notes_for(data[i], "13.0.88");
+		char *h = heads(n);
+		cr_assert_str_eq(h, want, "%s:\n%s", data[i], n);
+		free(h);
+		free(n);
+	}
+}
+
+Test(api, only_what_the_toolkit_in_use_changed)
+{
+	/* On 12.x the 13.0 entries do not apply (the code fails for another reason); 12.0's do. */
+	char *n = notes_for(DATA "api-nvcc-13.0-runtime.txt", "12.9.86");
+	char *h = heads(n);
+	cr_assert_str_eq(h, "old_runtime.cu:6: texture\n");
+	free(h);
+	free(n);
+	n = notes_for(DATA "api-nvcc-13.0-runtime.txt", "11.8");
+	cr_assert_str_eq(n, "");
+	free(n);
+	/* 13.5 and an unknown toolkit: every entry. */
+	char *a = notes_for(DATA "api-nvcc-13.0-runtime.txt", "13.5.37");
+	char *b = notes_for(DATA "api-nvcc-13.0-runtime.txt", NULL);
+	cr_assert_str_eq(a, b);
+	free(a);
+	free(b);
+}
+
+Test(api, unrelated_errors_get_nothing)
+{
+	struct argv notes = ARGV_INIT;
+	const char *text = "k.cu(3): error: identifier \"undefined_thing\" is undefined\n"
+			   "   undefined_thing(1);\n   ^\n\n"
+			   "k.cu(4): error: too few arguments in function call\n"
+			   "   my_function(1);\n                 ^\n\n"
+			   "k.cpp:5:3: error: 'struct foo' has no member named 'clockRate'\n"
+			   "nvcc fatal   : Unsupported gpu architecture 'compute_50'\n"
+			   "old.cu(9): warning: class \"cudaDeviceProp\" has no member \"clockRate\"\n";
+	cr_assert_eq(api_notes(&table, text, "13.0", &notes), 0);
+	argv_release(&notes);
+}
+
+Test(api, one_note_per_api_and_line)
+{
+	/* nvcc's three errors of one cudaGraphAddNode call. */
+	const char *text =
+		"old2.cu(23): error: argument of type \"size_t\" (aka \"unsigned long\") is incompatible with "
+		"parameter of type \"const cudaGraphEdgeData *\"\n   cudaGraphAddNode(&node, g, deps, n, &p);\n"
+		"                                    ^\n\n"
+		"old2.cu(23): error: argument of type \"cudaGraphNodeParams *\" is incompatible with parameter of "
+		"type \"size_t\" (aka \"unsigned long\")\n   cudaGraphAddNode(&node, g, deps, n, &p);\n"
+		"                                       ^\n\n"
+		"old2.cu(23): error: too few arguments in function call\n"
+		"   cudaGraphAddNode(&node, g, deps, n, &p);\n                                         ^\n";
+	struct argv notes = ARGV_INIT;
+	cr_assert_eq(api_notes(&table, text, "13.0", &notes), 1);
+	cr_assert(starts(notes.v[0], "old2.cu:23: cudaGraphAddNode changed in CUDA 13.0"), "%s", notes.v[0]);
+	argv_release(&notes);
+}
+
+Test(api, other_message_shapes)
+{
+	struct api_errors e = { NULL, 0 };
+	const char *text =
+		"a.cu(1): error: texture is not a template\n"
+		"a.cu(2): error #20: identifier \"cudaBindTexture\" is undefined\n"
+		"a.cu(3): error: namespace \"cooperative_groups\" has no member \"this_multi_grid\"\n"
+		"a.cpp:4:5: error: 'this_multi_grid' is not a member of 'cooperative_groups'\n"
+		"a.cpp:5:1: error: 'texture' does not name a type\n"
+		"a.cpp:6:2: error: use of undeclared identifier 'cudaThreadExit'\n"
+		"a.cpp:7:2: error: no member named 'this_multi_grid' in namespace 'cooperative_groups'\n"
+		"a.cpp:8:3: error: too many arguments to function 'cudaError_t cudaGraphInstantiate(CUgraphExec_st**, cudaGraph_t, long long unsigned int)'\n"
+		"a.cpp:9: error: 'cudaProfilerInitialize' was not declared in this scope\n"
+		"a.cpp:10:1: fatal error: unknown type name 'textureReference'\n"
+		"x(1): error: no suitable constructor exists to convert from \"int\" to \"cudaMemLocation\"\n";
+	api_read_errors(text, NULL, &e);
+	cr_assert_eq(e.n, 11);
+	static const char *const want[] = { "texture", "cudaBindTexture", "cooperative_groups::this_multi_grid",
+					    "cooperative_groups::this_multi_grid", "texture", "cudaThreadExit",
+					    "cooperative_groups::this_multi_grid", "cudaGraphInstantiate",
+					    "cudaProfilerInitialize", "textureReference", NULL };
+	for (size_t i = 0; i < 11; i++) {
+		if (want[i])
+			cr_assert_str_eq(e.v[i].name, want[i], "error %zu", i);
+		else
+			cr_assert_null(e.v[i].name);
+	}
+	cr_assert_str_eq(e.v[3].file, "a.cpp");
+	cr_assert_eq(e.v[3].line, 4);
+	cr_assert_eq(e.v[8].line, 9);
+	/* A call error with no caret line and a file that cannot be read: no name, but a call. */
+	cr_assert(e.v[10].by_call);
+	api_errors_release(&e);
+}
+
+Test(api, describe)
+{
+	char *d = api_describe(api_find(&table, "cudaMemPrefetchAsync"));
+	cr_assert(starts(d, "cudaMemPrefetchAsync: changed in CUDA 13.0\n  what:    "), "%s", d);
+	cr_assert_not_null(strstr(d, "\n  use:     cudaMemPrefetchAsync(ptr, size, location, 0, stream)"));
+	cr_assert_not_null(strstr(d, "\n  example: cudaMemLocation loc"));
+	cr_assert_not_null(strstr(d, "\n  also:    cudaMemPrefetchAsync_v2\n"));
+	free(d);
+}
+
+Test(api, host_sources_that_include_the_cuda_headers)
+{
+	char *args[] = { "-c", "old_driver.cpp", "-o", "x.o" };
+	struct hostcc hc;
+	hostcc_parse(&hc, args, 4);
+	cr_assert(api_host_wanted(&hc));
+	hostcc_release(&hc);
+	char *plain[] = { "-c", NVSHIM_SOURCE_DIR "/tests/e2e/fixtures/host.cpp" };
+	hostcc_parse(&hc, plain, 2);
+	cr_assert_not(api_host_wanted(&hc));
+	hostcc_release(&hc);
+	char *info[] = { "--version" };
+	hostcc_parse(&hc, info, 1);
+	cr_assert_not(api_host_wanted(&hc));
+	hostcc_release(&hc);
+}
