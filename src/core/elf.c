@@ -874,7 +874,7 @@ int elf_cuda_images(const void *data, size_t size, cuda_image_fn fn, void *arg, 
 {
 	const unsigned char *p = data;
 	Elf64_Ehdr eh;
-	uint64_t shnum;
+	uint64_t shnum = 0;
 	unsigned n = 0;
 	int stop = 0, rc = 0;
 	*why = NULL;
