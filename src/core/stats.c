@@ -318,7 +318,7 @@ static size_t split_tabs(char *line, char **f, size_t max)
 /* One journal line (without its newline); 0, or -1 when it is not one. */
 static int add_journal_line(struct stats *st, char *line)
 {
-	char *f[10 + 256];
+	char *f[10 + 256] = { 0 };
 	size_t n = split_tabs(line, f, sizeof(f) / sizeof(f[0]));
 	struct stats_entry e;
 	unsigned long long rewritten, probes, hits, quieted;
@@ -404,7 +404,7 @@ static struct stats_counts *scope_counts(struct stats *st, const char *scope)
 
 static int parse_line(struct stats *st, char *line, int *seen_end)
 {
-	char *f[8];
+	char *f[8] = { 0 };
 	size_t n = split_tabs(line, f, 8);
 	struct stats_counts *c;
 	if (!strcmp(f[0], "end") && n == 1) {
