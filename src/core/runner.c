@@ -57,8 +57,10 @@ static volatile sig_atomic_t forwarded; /* it reached at least one child */
  * (see wait_pid()), so a signal never goes to a stranger that got the pid again. */
 static pid_t *live;
 static size_t nlive, live_alloc;
-/* How the first child that stopped after the signal ended (a wait status). */
-static int outcome, outcome_set;
+/* The tool's runs (runner_run(), runner_run_held(): the compile the caller asked for, not
+ * nvshim's own probes, replays and queries): how the first one that was running when the
+ * signal came ended (a wait status), and whether one had ended before it. */
+static int outcome, outcome_set, tool_done;
 
 static void on_term(int sig)
 {
@@ -146,28 +148,34 @@ int runner_end(int status)
 	if (!received)
 		return status;
 	if (outcome_set) {
-		if (WIFSIGNALED(outcome)) {
+		/* The flow's status is the tool's (nvcc's 255 after SIGTERM, or its own result when
+		 * it carried on); a tool that died of a signal is shown dying of it. */
+		if (WIFSIGNALED(outcome))
 			die_of(WTERMSIG(outcome));
-			return 128 + WTERMSIG(outcome);
-		}
-		return WEXITSTATUS(outcome);
+		return status;
 	}
-	/* No child stopped because of it: either none ran (nvshim's own work was interrupted, so
-	 * it ends as the signal's default would have ended it), or the children carried on (nvcc
-	 * ignores SIGINT and SIGQUIT while a stage runs) and nvshim's own status stands. */
-	if (!forwarded)
-		die_of(received);
+	/* The tool had ended before the signal came, which stopped nvshim's own work after it
+	 * (probes, replays): the tool's result stands. */
+	if (tool_done)
+		return status;
+	/* The tool had not started: nvshim ends as the signal's default would have ended it. */
+	die_of(received);
 	return status;
 }
 
-/* A run asked for after a termination signal: nothing is started. */
+/* A run asked for after a termination signal: nothing is started. nvshim is ending: the
+ * warnings of the fail-open paths that the refusal leads to (a toolkit whose version could not
+ * be read) would be noise a plain nvcc never prints, so from here on only errors are said. */
 static int refused(const char *path, struct run_result *res)
 {
 	res->status = 128 + received;
 	res->signal = 0;
 	res->wall_ms = 0;
-	diag_note(VERBOSITY_VERBOSE, "did not run %s: nvshim received signal %d (%s)", path, (int)received,
-		  strsignal(received));
+	if (diag_verbosity() > VERBOSITY_QUIET) {
+		diag_note(VERBOSITY_VERBOSE, "did not run %s: nvshim received signal %d (%s); from here "
+			  "on only errors are said", path, (int)received, strsignal(received));
+		diag_set_verbosity(VERBOSITY_QUIET);
+	}
 	return -1;
 }
 
@@ -270,8 +278,9 @@ static pid_t spawn_start(const struct spawn *sp, int *err)
 	return pid;
 }
 
-/* Waits for a started child, takes it off the live list and returns its wait status. */
-static int wait_pid(pid_t pid)
+/* Waits for a started child, takes it off the live list and returns its wait status. `tool`:
+ * a run of the tool, whose end after a signal decides how nvshim ends. */
+static int wait_pid(pid_t pid, int tool)
 {
 	siginfo_t info;
 	/* Waits without reaping: until the pid is off the live list it stays this child's. */
@@ -286,8 +295,9 @@ static int wait_pid(pid_t pid)
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
-	/* The first child that a signal stopped decides how nvshim ends (runner_end()). */
-	if (received && !outcome_set && (WIFSIGNALED(ws) || (WIFEXITED(ws) && WEXITSTATUS(ws)))) {
+	if (tool && !received)
+		tool_done = 1;
+	else if (tool && !outcome_set) {
 		outcome = ws;
 		outcome_set = 1;
 	}
@@ -330,7 +340,7 @@ static int open_out(const char *file)
 /* Runs one program to its end. `held`: its stderr, read into *held; `out`: its stdout, read
  * into *out. Returns 0 with res filled in, or -1 (res->status 127) when it could not be
  * started, with *err the reason (0 when a run was refused). */
-static int run_one(struct spawn *sp, struct run_result *res, char **held, char **out, int *err)
+static int run_one(struct spawn *sp, int tool, struct run_result *res, char **held, char **out, int *err)
 {
 	double start = runner_now_ms();
 	int pipefd[2] = { -1, -1 };
@@ -365,7 +375,7 @@ static int run_one(struct spawn *sp, struct run_result *res, char **held, char *
 		close(pipefd[0]);
 		*(held ? held : out) = text;
 	}
-	int ws = wait_pid(pid);
+	int ws = wait_pid(pid, tool);
 	catch_end();
 	res->wall_ms = runner_now_ms() - start;
 	decode_status(ws, res);
@@ -381,7 +391,7 @@ int runner_run(const char *path, const struct argv *args, struct run_result *res
 {
 	struct spawn sp = { path, args->v, NULL, -1, -1, -1 };
 	int err;
-	int rc = run_one(&sp, res, NULL, NULL, &err);
+	int rc = run_one(&sp, 1, res, NULL, NULL, &err);
 	return rc && err ? cannot_run(path, err) : rc;
 }
 
@@ -390,7 +400,7 @@ int runner_run_held(const char *path, const struct argv *args, struct run_result
 	struct spawn sp = { path, args->v, NULL, -1, -1, -1 };
 	int err;
 	*held = NULL;
-	int rc = run_one(&sp, res, held, NULL, &err);
+	int rc = run_one(&sp, 1, res, held, NULL, &err);
 	if (!*held)
 		*held = xstrdup("");
 	return rc && err ? cannot_run(path, err) : rc;
@@ -437,7 +447,7 @@ int runner_run_many(struct runner_job *jobs, size_t n, unsigned parallel)
 		}
 		struct runner_job *j = &jobs[done];
 		if (pid[done] > 0) {
-			decode_status(wait_pid(pid[done]), &j->res);
+			decode_status(wait_pid(pid[done], 0), &j->res);
 			j->res.wall_ms = runner_now_ms() - start[done];
 		}
 		done++;
@@ -475,7 +485,7 @@ int runner_run_env(const char *path, const struct argv *args, char *const *env, 
 	int rc = -1, err;
 	if (out >= 0 && errfd >= 0) {
 		struct spawn sp = { path, args->v, env, out, errfd, -1 };
-		rc = run_one(&sp, res, NULL, NULL, &err);
+		rc = run_one(&sp, 0, res, NULL, NULL, &err);
 	}
 	if (out >= 0)
 		close(out);
@@ -512,7 +522,7 @@ int runner_capture(const char *path, const struct argv *args, char **out)
 	struct run_result res;
 	char *text = NULL;
 	int err;
-	int rc = run_one(&sp, &res, NULL, &text, &err);
+	int rc = run_one(&sp, 0, &res, NULL, &text, &err);
 	close(null);
 	if (rc) {
 		free(text);

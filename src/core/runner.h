@@ -88,13 +88,17 @@ void runner_catch_signals(void);
 /* The first termination signal nvshim received (SIGTERM, SIGINT, SIGHUP, SIGQUIT), or 0. */
 int runner_signal(void);
 
-/* nvshim's exit status, given the one its flow computed. With no termination signal received,
- * `status`. Otherwise nvshim ends as the child that the signal stopped ended: the same exit
- * status (nvcc's 255 after SIGTERM), or by the same signal, re-raised with its default action
- * (nvshim's own core file suppressed), where the child died of it. When no child was running
- * nvshim dies of the signal it received; when the children carried on (nvcc ignores SIGINT
- * and SIGQUIT while a stage runs, and finishes), `status`. Call it last, after every
- * temporary file is removed. */
+/* nvshim's exit status, given the one its flow computed (the tool's status). With no
+ * termination signal received: `status`. Otherwise nvshim ends as the tool did, the tool
+ * being the program of runner_run() / runner_run_held() (nvcc, a launcher), not nvshim's
+ * own runs (probes, replays, queries):
+ *   - the tool was running: `status` (nvcc's 255 after SIGTERM, or its own result where it
+ *     carried on: nvcc ignores SIGINT and SIGQUIT sent to it alone while a stage runs), or,
+ *     where the tool died of a signal, that signal, re-raised with its default action
+ *     (nvshim's own core file suppressed);
+ *   - the tool had ended before (the signal stopped nvshim's own work after it): `status`;
+ *   - the tool had not started: nvshim dies of the signal it received.
+ * Call it last, after every temporary file is removed. */
 int runner_end(int status);
 
 double runner_now_ms(void);
