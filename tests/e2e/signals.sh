@@ -119,14 +119,20 @@ for sig in "${SIGNALS[@]}"; do
 done
 
 # 5. nvshim run -- nvcc: nvshim execs the command, which gets the signal itself.
-if [ -f "$B/libexec/nvshim/libnvshim-preload.so" ]; then
+LIB="$B/libexec/nvshim/libnvshim-preload.so"
+if [ ! -f "$LIB" ]; then
+	skip "nvshim run" "no libnvshim-preload.so beside nvshim"
+elif readelf -d "$LIB" | grep -q 'NEEDED.*libasan'; then
+	# The sanitized library inside nvcc's stages: LeakSanitizer fails the first stage on the
+	# toolkit's own memory, and with leak checks off a later stage crashes (with or without a
+	# signal). nvshim run execs the command either way: the plain build's run covers it.
+	skip "nvshim run" "a sanitized build (the sanitizers inside nvcc's stages)"
+else
 	for sig in "${SIGNALS[@]}"; do
 		sig_run "$sig" "$CICC" -- "$NVSHIM" run -- "$NVCC" -c slow.cu "${GEN[@]}" -o %D/k.o
 		verify "nvshim run" "$sig" "${PST[$sig]}" "${POBJ[$sig]}" "${PERR[$sig]}"
 		check "nvshim run, SIG$sig: the pid signalled was the command's" test "$EXE" = "$REAL_NVCC"
 	done
-else
-	skip "nvshim run" "no libnvshim-preload.so beside nvshim"
 fi
 
 # 6. A compile that probes. Plain nvcc fails on probe.cu (sm_75); signalled during that compile,
