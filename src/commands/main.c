@@ -1,6 +1,8 @@
 #include "commands/commands.h"
+#include "core/runner.h"
 
 int main(int argc, char **argv)
 {
-	return commands_main(argc, argv);
+	/* After a termination signal, nvshim ends as the child it ran did (runner.h). */
+	return runner_end(commands_main(argc, argv));
 }

@@ -1,10 +1,24 @@
-/* runner: the only module that starts processes, through libiberty's pex_* (no shell, no
- * system()).
+/* runner: the only module that starts processes (fork and exec; no shell, no system()).
  *
  * runner_run() hands the child nvshim's own stdin, stdout and stderr, so everything passes
  * through unchanged, and returns the child's exit status; a child killed by signal N gives
- * 128+N, as a shell reports it. While the child runs, nvshim survives SIGINT and SIGQUIT (the
- * terminal sends them to the child too, and its status says what happened).
+ * 128+N, as a shell reports it.
+ *
+ * Process lifetime. While nvshim waits for children, the termination signals it receives
+ * (SIGTERM, SIGINT, SIGHUP, SIGQUIT) are passed on to each child it waits for, and nvshim
+ * waits for them to end; a signal nvshim was started with ignored stays ignored, in nvshim and
+ * in its children. Every child is started with the parent-death signal set (Linux prctl
+ * PR_SET_PDEATHSIG, SIGTERM): if nvshim dies without a chance to pass anything on (SIGKILL,
+ * a crash), its children are sent SIGTERM and stop, so none writes its outputs later for a
+ * caller that has moved on. libiberty's pex_* has no hook between fork and exec and does
+ * not tell the child's pid, which both of these need: that is why the runner forks itself.
+ *
+ * Once a termination signal has come, the runner starts nothing more: runner_run() and the
+ * others return -1 at once (status 128+N, no message but a verbose note), and runner_exec()
+ * ends nvshim by the signal instead of starting the tool. The caller skips what it would do
+ * after the run (retries, probes, reproducers; runner_signal() says a signal came), removes
+ * its temporary files, passes on what the child printed, and ends through runner_end(), which
+ * makes nvshim end as the child did.
  *
  * runner_exec() replaces nvshim with the tool when nothing remains to be done after it: the
  * fastest and most transparent way, used when there is no log to write and no file to remove.
@@ -65,6 +79,27 @@ int runner_execvp(const struct argv *args);
 /* Runs path with args (args->v[0] is argv[0]), stdin inherited and stderr discarded,
  * and returns its whole stdout in *out (xmalloc'ed). Returns the exit status, or -1. */
 int runner_capture(const char *path, const struct argv *args, char **out);
+
+/* Keeps the termination signals' handlers installed from now until nvshim ends, not only
+ * while a child runs: a signal that comes while nvshim plans is remembered, no child is
+ * started after it, and the flow ends through runner_end(). For nvcc mode and CC mode. */
+void runner_catch_signals(void);
+
+/* The first termination signal nvshim received (SIGTERM, SIGINT, SIGHUP, SIGQUIT), or 0. */
+int runner_signal(void);
+
+/* nvshim's exit status, given the one its flow computed (the tool's status). With no
+ * termination signal received: `status`. Otherwise nvshim ends as the tool did, the tool
+ * being the program of runner_run() / runner_run_held() (nvcc, a launcher), not nvshim's
+ * own runs (probes, replays, queries):
+ *   - the tool was running: `status` (nvcc's 255 after SIGTERM, or its own result where it
+ *     carried on: nvcc ignores SIGINT and SIGQUIT sent to it alone while a stage runs), or,
+ *     where the tool died of a signal, that signal, re-raised with its default action
+ *     (nvshim's own core file suppressed);
+ *   - the tool had ended before (the signal stopped nvshim's own work after it): `status`;
+ *   - the tool had not started: nvshim dies of the signal it received.
+ * Call it last, after every temporary file is removed. */
+int runner_end(int status);
 
 double runner_now_ms(void);
 

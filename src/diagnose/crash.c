@@ -201,6 +201,12 @@ void crash_after_run(const struct crash_context *ctx, struct plan *plan,
 		     struct run_result *res, char **held)
 {
 	struct crash c;
+	if (runner_signal()) {
+		/* Stopped by a signal nvshim passed on: not a crash, and nothing is replayed. */
+		fputs(*held, stderr);
+		fflush(stderr);
+		return;
+	}
 	int crashed = crash_detect(res, *held, &c);
 	if (crashed && c.flaky && !strcmp(ctx->cfg->crash_retry, "once")) {
 		char *what = crash_describe(&c);
@@ -1030,6 +1036,12 @@ char *crash_bundle(const struct crash_context *ctx, const struct plan *plan, con
 			replay_run(&r, c);
 	} else {
 		free(priv);
+	}
+	if (runner_signal()) {
+		/* The replays were stopped: no bundle, and the private directory goes. */
+		free(root);
+		replay_release(&r);
+		return NULL;
 	}
 	const struct step *fail = r.failing >= 0 ? &r.steps.v[r.failing] : NULL;
 	if (fail) {

@@ -146,6 +146,8 @@ int cc_main(const char *name, int n, char **args)
 	struct cc_run r;
 	int depth = locate_depth(session_env);
 
+	/* From here on a termination signal is passed on to the compiler, never lost (runner.h). */
+	runner_catch_signals();
 	/* Started by a tool nvshim runs (nvcc's host compiler steps): the real compiler only. */
 	session_init_report(&s, n, args, depth == 0);
 	if (depth > 0) {

@@ -333,8 +333,11 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 	} else if (hold) {
 		char *err = NULL;
 		runner_run_held(plan->tool, &plan->argv, &res, &err);
-		char *sym = res.status && retry && retry->n ? link_undefined_driver_symbol(err ? err : "")
-							    : NULL;
+		/* Stopped by a signal: what nvcc printed, and nothing more is run. */
+		int stop = runner_signal() != 0;
+		char *sym = !stop && res.status && retry && retry->n
+				    ? link_undefined_driver_symbol(err ? err : "")
+				    : NULL;
 		int retried = sym != NULL;
 		if (sym) {
 			char *added = argv_to_shell(retry);
@@ -345,13 +348,13 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 			free(sym);
 			argv_pushn(&plan->argv, retry->v, retry->n);
 			runner_run(plan->tool, &plan->argv, &res);
-		} else if (watch) {
+		} else if (watch && !stop) {
 			crash_after_run(watch, plan, &res, &err);
 		} else if (err) {
 			runner_write_stderr(err);
 		}
 		/* A host compiler's errors about removed or changed CUDA APIs (api.h). */
-		if (api && !retried && res.status && !res.signal)
+		if (api && !retried && !stop && res.status && !res.signal)
 			api_explain(api, err, &plan->notes);
 		free(err);
 	} else {
@@ -392,7 +395,8 @@ static int nvcc_run_modules(struct session *s, struct plan *plan, struct nvcc_pa
 	struct run_result res = { 127, 0, 0 };
 	watch_modules(ps, watch);
 	session_tool_starting();
-	if (modules_run(&ps->mp, plan, &ps->mctx, 1, &link->retry, &res) == MODULES_RETRY) {
+	if (modules_run(&ps->mp, plan, &ps->mctx, 1, &link->retry, &res) == MODULES_RETRY &&
+	    !runner_signal()) {
 		struct argv said = ARGV_INIT;
 		char *launcher = strcmp(plan->tool, nvcc) ? xstrdup(plan->tool) : NULL;
 		argv_copy(&said, &plan->notes);
@@ -481,6 +485,8 @@ int nvcc_main(int n, char **args)
 	struct plan plan;
 	char *nvcc = NULL, *how = NULL;
 
+	/* From here on a termination signal is passed on to nvcc, never lost (runner.h). */
+	runner_catch_signals();
 	session_init(&s, n, args);
 	if (diag_strict_errors() || session_loop_guard() ||
 	    locate_nvcc(&s.cfg, session_env, &s.self, &nvcc, &how)) {

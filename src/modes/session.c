@@ -152,17 +152,28 @@ void session_record(const struct session *s, const struct plan *plan)
  * strict made a warning an error). */
 int session_ran(const struct session *s, const struct plan *plan, const struct argv *argv_in, int status)
 {
+	struct argv notes = ARGV_INIT;
+	argv_copy(&notes, &plan->notes);
+	int sig = runner_signal();
+	if (sig) {
+		/* Not a note of the plan: it is said once, at verbosity verbose, and logged. */
+		argv_pushf(&notes, "nvshim received signal %d (%s) while %s ran: it was passed on and "
+			   "waited for; nothing more was run (retries, probes and reproducers are "
+			   "skipped) [runner.signal]", sig, strsignal(sig), lbasename(plan->tool));
+		diag_note(VERBOSITY_VERBOSE, "%s", notes.v[notes.n - 1]);
+	}
 	if (s->cfg.log_file && *s->cfg.log_file) {
 		unsigned long probes, hits, quieted;
 		const struct build *b = build_current(session_env);
 		char *build = b ? concat(b->tool, " ", b->id, NULL) : NULL;
 		stats_process_counts(&probes, &hits, &quieted);
-		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &plan->notes, status,
+		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &notes, status,
 					   runner_now_ms() - s->start_ms, build, quieted };
 		logfile_write(s->cfg.log_file, &e);
 		free(build);
 	}
 	session_record(s, plan);
+	argv_release(&notes);
 	return status == 0 && diag_strict_errors() ? 1 : status;
 }
 

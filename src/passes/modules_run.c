@@ -145,7 +145,8 @@ static void run_round(struct probe *pv, size_t n, const struct config *cfg, stru
 	runner_run_many(jobs, total, (unsigned)(cfg->jobs ? cfg->jobs : jobs_of(cfg)));
 	diag_note(VERBOSITY_VERBOSE, "modules: %zu probe compile%s in %.0f ms", n, n == 1 ? "" : "s",
 		  runner_now_ms() - t0);
-	for (size_t i = 0; i < n; i++) {
+	/* Probes a signal stopped say nothing about the source: none is recorded. */
+	for (size_t i = 0; i < n && !runner_signal(); i++) {
 		if (!jobs[i].res.status) {
 			verdict_set(v, pv[i].unit, 1, "", "");
 			continue;
@@ -159,7 +160,7 @@ static void run_round(struct probe *pv, size_t n, const struct config *cfg, stru
 		free(reason);
 		free(first);
 	}
-	if (pp_deps && !jobs[n].res.status)
+	if (pp_deps && !jobs[n].res.status && !runner_signal())
 		deps_of(ii, pp_deps);
 	free(ii);
 	argv_release(&pp);
@@ -213,7 +214,7 @@ static size_t probe_source(struct modules_plan *mp, size_t i, const struct modul
 		verdict_release(&s->verdict);
 		s->verdict = fresh;
 	}
-	for (int round = 0; round < 2; round++) {
+	for (int round = 0; round < 2 && !runner_signal(); round++) {
 		struct probe *pv = NULL;
 		size_t n = 0;
 		for (size_t k = 0; k < s->list.n; k++) {
@@ -246,7 +247,7 @@ static size_t probe_source(struct modules_plan *mp, size_t i, const struct modul
 		ran += n;
 		free_probes(pv, n);
 	}
-	if (ran && verdict_store(&s->verdict, cfg->cache_dir, s->key))
+	if (ran && !runner_signal() && verdict_store(&s->verdict, cfg->cache_dir, s->key))
 		warning("modules: cannot store the verdict for %s in %s: %s", s->path, cfg->cache_dir,
 			strerror(errno));
 	verdict_unlock(fd);
@@ -587,6 +588,13 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 		char *held = NULL;
 		fflush(NULL);
 		run_one(argv, ctx->cfg, hold, res, &held);
+		/* Stopped by a signal: what nvcc printed, and nothing more is run (runner.h). */
+		if (runner_signal()) {
+			if (held)
+				runner_write_stderr(held);
+			free(held);
+			return MODULES_DONE;
+		}
 		if (!res->status || !hold) {
 			if (held)
 				runner_write_stderr(held);
@@ -595,7 +603,7 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 				return MODULES_DONE;
 			/* what it built: kernels compiled out on some target (stubs.h) */
 			int changed = 0;
-			for (size_t i = 0; probe && ctx->cfg->modules_stubs && i < mp->nsrc; i++)
+			for (size_t i = 0; probe && ctx->cfg->modules_stubs && !runner_signal() && i < mp->nsrc; i++)
 				if (mp->ngroups <= 1 || mp->src[i].group == (int)k)
 					changed |= check_stubs(mp, i, ctx, plan, allow_probe);
 			if (changed && allow_probe)
@@ -629,6 +637,8 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 				diag_note(VERBOSITY_VERBOSE, "modules: nvcc failed on %s with an architecture-related "
 					  "error: building each target on its own", s->path);
 				stats_count_probes(probe_source(mp, i, ctx, ctx->nvcc));
+				if (runner_signal())
+					break;
 				struct arch_list now;
 				modules_source_list(mp, i, ctx, &now, NULL);
 				int same = now.n == s->list.n;
@@ -638,10 +648,16 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 				changed |= !same;
 				arch_list_release(&now);
 			}
-			if (changed) {
+			if (changed && !runner_signal()) {
 				free(held);
 				return MODULES_RETRY;
 			}
+		}
+		if (runner_signal()) {
+			/* the probes were stopped: the compile's own failure, as nvcc printed it */
+			runner_write_stderr(held);
+			free(held);
+			return MODULES_DONE;
 		}
 		if (!arch && link_retry(argv, held, retry, plan, ctx->cfg, res)) {
 			free(held);

@@ -55,4 +55,26 @@ check "proc-address: explained" grep -q "uses too much shared data" "$WORK/proc-
 # Threads: compiles from 4 threads, half of them fixed by a rule.
 NVSHIM_DEVICES=90 vg helgrind threads "$T/rtc_threads" 4 16
 check "threads: all compiles good" grep -q "^ok 16 compiles in .* 0 failed" "$WORK/threads.out"
+# nvshim's own signal handling (runner.c): a compile with stderr held, SIGTERM to nvshim's pid
+# mid-compile; nvshim passes it on to nvcc, waits and ends with nvcc's 255. Under helgrind (the
+# handler against the code it interrupts); nvcc itself runs natively. Not memcheck: nvshim is
+# linked statically, so memcheck cannot see its malloc and reports libc's start-up as
+# uninitialised (the ASan+UBSan build covers nvshim's memory, tests/e2e/signals.sh included).
+SIGFIX=$SRC/tests/e2e/fixtures/signals
+GEN=()
+for a in 75 80 86 89 90; do GEN+=(-gencode "arch=compute_$a,code=sm_$a"); done
+for tool in helgrind; do
+	D=$WORK/sig-$tool
+	mkdir -p "$D/tmp"
+	cp "$SIGFIX"/*.cu "$D/"
+	opts=(--error-exitcode=99 --num-callers=40 --log-file="$D/vg")
+	out=$(cd "$D" && TMPDIR="$D/tmp" NVSHIM_NVCC="$NVCC" python3 "$SIGFIX/sigrun.py" TERM "nvvm/bin/cicc .*$D/tmp/" "$D" "$D/err" -- \
+		valgrind --tool=$tool "${opts[@]}" "$NVSHIM" -c slow.cu "${GEN[@]}" -o "$D/k.o")
+	errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$D/vg" | tail -n 1)
+	echo "# nvshim, SIGTERM mid-compile ($tool): $(tr '\n' ' ' <<<"$out")${errors:-?} errors"
+	check "nvshim, SIGTERM mid-compile, under $tool: nvcc's 255, no error" \
+		test "$(sed -n 's/^status //p' <<<"$out")" = 255 -a "${errors:-1}" = 0 || sed 's/^/#   /' "$D/vg" | head -60
+	check "nvshim, SIGTERM mid-compile, under $tool: no object, no compiler left" \
+		test ! -e "$D/k.o" -a "$(sed -n 's/^left //p' <<<"$out")" = 0
+done
 finish

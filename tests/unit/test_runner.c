@@ -1,7 +1,11 @@
 #include <criterion/criterion.h>
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "helpers.h"
 #include "core/runner.h"
@@ -178,5 +182,161 @@ Test(runner, run_env_gives_its_environment_and_files)
 	free(out);
 	free(err);
 	test_rmtree(dir);
+	free(dir);
+}
+
+/* ---- termination signals and process lifetime ---- */
+
+/* Each Criterion test runs in a process of its own: the runner's record of a signal starts
+ * empty in each. The children send the signal to the runner ($PPID), as a build tool's
+ * timeout would, while it waits for them. */
+
+Test(runner, term_is_passed_on_and_the_child_decides, .timeout = 20)
+{
+	struct run_result res;
+	/* the child exits 7 on SIGTERM: it can only get one if the runner passed it on */
+	cr_assert_eq(run_sh("trap 'exit 7' TERM; kill -TERM $PPID; i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done", &res), 0);
+	cr_assert_eq(res.status, 7);
+	cr_assert_eq(res.signal, 0);
+	cr_assert_eq(runner_signal(), SIGTERM);
+	/* nothing starts after it */
+	cr_assert_eq(run_sh("exit 0", &res), -1);
+	cr_assert_eq(res.status, 128 + SIGTERM);
+	/* the tool's own status stands */
+	cr_assert_eq(runner_end(7), 7);
+}
+
+Test(runner, a_child_killed_by_the_signal_is_shown_by_the_same_signal, .signal = SIGHUP, .timeout = 20)
+{
+	struct run_result res;
+	cr_assert_eq(run_sh("kill -HUP $PPID; i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done", &res), 0);
+	cr_assert_eq(res.signal, SIGHUP);
+	cr_assert_eq(runner_signal(), SIGHUP);
+	runner_end(res.status); /* dies of SIGHUP */
+	cr_assert_fail("runner_end() returned after the child died of SIGHUP");
+}
+
+Test(runner, a_signal_before_the_tool_ran_ends_nvshim_by_it, .signal = SIGTERM)
+{
+	struct run_result res;
+	runner_catch_signals();
+	raise(SIGTERM);
+	cr_assert_eq(runner_signal(), SIGTERM);
+	cr_assert_eq(run_sh("exit 0", &res), -1);
+	runner_end(res.status);
+	cr_assert_fail("runner_end() returned though no tool had run");
+}
+
+Test(runner, a_signal_after_the_tool_ended_keeps_its_status)
+{
+	struct run_result res;
+	runner_catch_signals();
+	cr_assert_eq(run_sh("exit 3", &res), 0);
+	raise(SIGINT);
+	cr_assert_eq(runner_signal(), SIGINT);
+	cr_assert_eq(runner_end(res.status), 3);
+}
+
+Test(runner, every_parallel_job_gets_the_signal, .timeout = 20)
+{
+	struct argv a = ARGV_INIT, b = ARGV_INIT;
+	argv_pushv(&a, (const char *const[]){ "sh", "-c", "trap 'exit 5' INT; kill -INT $PPID; i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done", NULL });
+	argv_pushv(&b, (const char *const[]){ "sh", "-c", "trap 'exit 6' INT; i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done", NULL });
+	struct runner_job jobs[3] = { { "/bin/sh", &b, NULL, NULL, { 0, 0, 0 } },
+				      { "/bin/sh", &a, NULL, NULL, { 0, 0, 0 } },
+				      { "/bin/sh", &b, NULL, NULL, { 0, 0, 0 } } };
+	cr_assert_eq(runner_run_many(jobs, 3, 2), -1); /* the third is not started */
+	cr_assert_eq(jobs[0].res.status, 6);
+	cr_assert_eq(jobs[1].res.status, 5);
+	cr_assert_eq(jobs[2].res.status, 128 + SIGINT);
+	argv_release(&a);
+	argv_release(&b);
+}
+
+/* The SigIgn mask of a shell the runner starts. */
+static unsigned long long child_ignores(void)
+{
+	struct argv a = ARGV_INIT;
+	argv_pushv(&a, (const char *const[]){ "sh", "-c", "sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status", NULL });
+	char *out = NULL;
+	cr_assert_eq(runner_capture("/bin/sh", &a, &out), 0);
+	unsigned long long mask = strtoull(out, NULL, 16);
+	free(out);
+	argv_release(&a);
+	return mask;
+}
+
+Test(runner, an_ignored_signal_stays_ignored_in_the_child)
+{
+	unsigned long long bit = 1ULL << (SIGINT - 1);
+	signal(SIGINT, SIG_DFL);
+	cr_assert_eq(child_ignores() & bit, 0, "SIGINT handled by nvshim, default in the child");
+	/* as nvshim started from a shell's background job */
+	signal(SIGINT, SIG_IGN);
+	cr_assert_neq(child_ignores() & bit, 0, "SIGINT ignored by nvshim's caller, ignored in the child");
+	/* and not passed on: nvshim itself ignores it, the whole run long */
+	runner_catch_signals();
+	cr_assert_neq(child_ignores() & bit, 0);
+	struct run_result res;
+	cr_assert_eq(run_sh("trap 'exit 9' INT; kill -INT $PPID; sleep 0.2; exit 4", &res), 0);
+	cr_assert_eq(res.status, 4);
+	cr_assert_eq(runner_signal(), 0);
+}
+
+/* Is pid gone (or a zombie nobody reaps yet)? */
+static int gone(pid_t pid)
+{
+	char path[64], state = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 1;
+	int n = fscanf(f, "%*d (%*[^)]) %c", &state);
+	fclose(f);
+	return n != 1 || state == 'Z' || state == 'X';
+}
+
+Test(runner, children_die_with_nvshim)
+{
+	char *dir = test_tmpdir();
+	char *pidfile = concat(dir, "/pid", NULL);
+	pid_t middle = fork();
+	cr_assert_geq(middle, 0);
+	if (middle == 0) {
+		/* nvshim: runs a long child, then is killed without a chance to pass anything on */
+		struct argv a = ARGV_INIT;
+		char *script = concat("echo $$ > ", pidfile, ".tmp && mv ", pidfile, ".tmp ", pidfile,
+				      " && exec sleep 30", NULL);
+		argv_pushv(&a, (const char *const[]){ "sh", "-c", script, NULL });
+		struct run_result res;
+		runner_run("/bin/sh", &a, &res);
+		_exit(0);
+	}
+	pid_t child = 0;
+	for (int i = 0; i < 500 && !child; i++) {
+		FILE *f = fopen(pidfile, "r");
+		if (f) {
+			int p = 0;
+			if (fscanf(f, "%d", &p) == 1)
+				child = p;
+			fclose(f);
+		}
+		if (!child)
+			usleep(10000);
+	}
+	cr_assert_gt(child, 0, "the child did not start");
+	kill(middle, SIGKILL);
+	waitpid(middle, NULL, 0);
+	int dead = 0;
+	for (int i = 0; i < 300 && !dead; i++) {
+		dead = gone(child);
+		if (!dead)
+			usleep(10000);
+	}
+	if (!dead)
+		kill(child, SIGKILL);
+	cr_assert(dead, "the child outlived the runner's process by 3 s");
+	test_rmtree(dir);
+	free(pidfile);
 	free(dir);
 }
