@@ -49,7 +49,8 @@ G=(-gencode arch=compute_$other,code=sm_$other)
 "$NVCC" -shared -Xcompiler -fPIC kern.cu -o libkern.so "${G[@]}"
 "$NVCC" main.cu -o prog_lib -L. -lkern -Xlinker -rpath="$WORK"
 for prog in prog_static prog_shared prog_lib; do
-	where=$WORK/$prog
+	# a program is named as it was started (./prog, from dladdr), a library by its path
+	where=./$prog
 	[ $prog = prog_lib ] && where=$WORK/libkern.so
 	for mode in EAGER LAZY; do
 		CUDA_MODULE_LOADING=$mode T "./$prog" >plain.out 2>&1
@@ -89,7 +90,7 @@ T "$NVSHIM" run -- ./stub >shim.out 2>shim.err
 show "nvshim stub" shim.out
 show "nvshim stub (stderr)" shim.err
 check "stub kernel: the program's output unchanged" test "$(cat plain.out)" = "$(cat shim.out)"
-check "stub kernel: said" grep -q "kernel 'guarded(float\*)' of $WORK/stub is a stub on sm_$cc.*\[noimage.stub\]" shim.err
+check "stub kernel: said" grep -q "kernel 'guarded(float\*)' of \./stub is a stub on sm_$cc.*\[noimage.stub\]" shim.err
 out=$("$NVSHIM" inspect --gpu "$cc" stub)
 check "nvshim inspect: the stub kernel marked" contains "$out" "^  guarded(float\*) *sm_$cc .* stub$"
 
@@ -97,6 +98,7 @@ check "nvshim inspect: the stub kernel marked" contains "$out" "^  guarded(float
 if "$PYTHON" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' >/dev/null 2>&1; then
 	mkdir -p ext && cat >ext/ext.cu <<'CU'
 #include <torch/extension.h>
+#include <c10/cuda/CUDAException.h>
 __global__ void twice(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2; }
 torch::Tensor run(torch::Tensor x) {
 	twice<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), (int)x.numel());
