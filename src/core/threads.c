@@ -549,6 +549,39 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
+static unsigned env_k;
+static char *env_saved; /* NVCC_APPEND_FLAGS before, NULL: it was unset */
+
+void threads_env_add(unsigned k)
+{
+	const char *old = getenv("NVCC_APPEND_FLAGS");
+	if (env_k)
+		threads_env_undo();
+	env_saved = old ? xstrdup(old) : NULL;
+	char *flags = xasprintf("%s%s--threads %u", old ? old : "", old && *old ? " " : "", k);
+	setenv("NVCC_APPEND_FLAGS", flags, 1);
+	free(flags);
+	env_k = k;
+}
+
+unsigned threads_env_added(void)
+{
+	return env_k;
+}
+
+void threads_env_undo(void)
+{
+	if (!env_k)
+		return;
+	if (env_saved)
+		setenv("NVCC_APPEND_FLAGS", env_saved, 1);
+	else
+		unsetenv("NVCC_APPEND_FLAGS");
+	free(env_saved);
+	env_saved = NULL;
+	env_k = 0;
+}
+
 void threads_hold_init(struct threads_hold *h)
 {
 	memset(h, 0, sizeof(*h));

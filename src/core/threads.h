@@ -121,6 +121,15 @@ struct threads_hold {
 };
 
 void threads_hold_init(struct threads_hold *h);
+
+/* --threads K for the tools nvshim starts from now on, added to NVCC_APPEND_FLAGS (the command
+ * line, and so every cache's key, stays as it is). nvcc given --threads exits with status 255
+ * for every failure, where serial nvcc gives 1 or 2 (or the status of a stage's signal), so a
+ * compile that fails with it is run again without it: threads_env_added() says whether K > 1
+ * is in effect, threads_env_undo() restores NVCC_APPEND_FLAGS as it was. */
+void threads_env_add(unsigned k);
+unsigned threads_env_added(void);
+void threads_env_undo(void);
 /* How many of the `total` slots of <dir> others hold now (none taken). */
 unsigned threads_slots_held(const char *dir, unsigned total);
 /* Takes one slot of <dir>/slot.0 .. slot.<total-1>, waiting while every one is held, then up to

@@ -241,12 +241,8 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 		}
 	}
 	if (k > 1) {
-		if (acquire) {
-			const char *old = getenv("NVCC_APPEND_FLAGS");
-			char *flags = xasprintf("%s%s--threads %u", old ? old : "", old && *old ? " " : "", k);
-			setenv("NVCC_APPEND_FLAGS", flags, 1);
-			free(flags);
-		}
+		if (acquire)
+			threads_env_add(k);
 		plan_note(plan, "threads.auto", "%s --threads %u (in NVCC_APPEND_FLAGS): %s%s",
 			  acquire ? "compiles with" : "would compile with", k, why, how);
 	} else {
@@ -298,7 +294,7 @@ void nvcc_say_note(const struct session *s, const char *note)
  * note is a rewrite. */
 void nvcc_print_notes(const struct session *s, const struct plan *plan)
 {
-	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]", "[threads.auto]" };
+	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]", "[threads.auto]", "[threads.serial]" };
 	for (size_t i = 0; i < plan->notes.n; i++) {
 		const char *note = plan->notes.v[i];
 		size_t len = strlen(note);
@@ -314,6 +310,20 @@ void nvcc_print_notes(const struct session *s, const struct plan *plan)
 	}
 }
 
+/* A compile that failed with the --threads nvshim added (threads.h: nvcc then exits 255 for
+ * every failure) runs again one pass at a time, so that the caller gets serial nvcc's messages
+ * and status; the first run's stderr is dropped. */
+static void nvcc_serial_again(struct plan *plan, struct run_result *res, char **err)
+{
+	plan_note(plan, "threads.serial", "nvcc failed with --threads %u (status %d): running it again one "
+		  "pass at a time for nvcc's own messages and status", threads_env_added(), res->status);
+	diag_note(VERBOSITY_VERBOSE, "%s", plan->notes.v[plan->notes.n - 1]);
+	threads_env_undo();
+	free(*err);
+	*err = NULL;
+	runner_run_held(plan->tool, &plan->argv, res, err);
+}
+
 /* nvcc_run(); `wait`: nvshim holds something to give back after nvcc (threads.h), so it
  * waits for nvcc rather than replacing itself with it. */
 static int run_plan(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
@@ -321,7 +331,8 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 {
 	struct run_result res = { 127, 0, 0 };
 	int log = s->cfg.log_file && *s->cfg.log_file;
-	int hold = (retry && retry->n) || watch || api;
+	/* with nvshim's --threads, a failure is run again one pass at a time: its stderr is held */
+	int hold = (retry && retry->n) || watch || api || threads_env_added() > 1;
 
 	session_tool_starting();
 	if (!log && !plan->options_file && !hold && !wait) {
@@ -335,6 +346,10 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 		runner_run_held(plan->tool, &plan->argv, &res, &err);
 		/* Stopped by a signal: what nvcc printed, and nothing more is run. */
 		int stop = runner_signal() != 0;
+		if (res.status && !stop && threads_env_added() > 1) {
+			nvcc_serial_again(plan, &res, &err);
+			stop = runner_signal() != 0;
+		}
 		char *sym = !stop && res.status && retry && retry->n
 				    ? link_undefined_driver_symbol(err ? err : "")
 				    : NULL;

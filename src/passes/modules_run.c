@@ -13,6 +13,7 @@
 #include "core/cache.h"
 #include "core/diag.h"
 #include "core/fault.h"
+#include "core/threads.h"
 #include "core/stats.h"
 #include "diagnose/diagnose.h"
 #include "passes/link.h"
@@ -584,10 +585,23 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 		int is_link = mp->ngroups > 1 && k == mp->ngroups;
 		struct argv *argv = mp->ngroups > 1 ? (is_link ? &mp->link : &mp->groups[k].argv) : &plan->argv;
 		int probe = mp->hold && !is_link;
-		int hold = probe || (links && (is_link || mp->ngroups <= 1));
+		int threaded = threads_env_added() > 1;
+		int hold = probe || threaded || (links && (is_link || mp->ngroups <= 1));
 		char *held = NULL;
 		fflush(NULL);
 		run_one(argv, ctx->cfg, hold, res, &held);
+		if (res->status && threaded && !runner_signal()) {
+			/* nvcc exits 255 for every failure under nvshim's --threads (threads.h): once
+			 * more, one pass at a time, for its own messages, status and diagnosis */
+			plan_note(plan, "threads.serial", "nvcc failed with --threads %u (status %d): running it "
+				  "again one pass at a time for nvcc's own messages and status",
+				  threads_env_added(), res->status);
+			diag_note(VERBOSITY_VERBOSE, "%s", plan->notes.v[plan->notes.n - 1]);
+			threads_env_undo();
+			free(held);
+			held = NULL;
+			run_one(argv, ctx->cfg, hold, res, &held);
+		}
 		/* Stopped by a signal: what nvcc printed, and nothing more is run (runner.h). */
 		if (runner_signal()) {
 			if (held)

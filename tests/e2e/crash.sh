@@ -7,9 +7,6 @@
 # Then the real nvcc: resource errors get their explanation, and a passing build is unchanged.
 NVSHIM=$1 NVCC=$2
 . "$(dirname "$0")/lib.sh"
-# nvcc --threads reports a dying stage with its own status (255), not the signal's: the exit
-# statuses compared here are those of serial nvcc, so the threads step stays out (docs/threads.md).
-export NVSHIM_THREADS=off
 CUDA=$(dirname "$(dirname "$(readlink -f "$NVCC")")")
 export NVSHIM_CRASH_DIR="$WORK/crashes"
 cd "$WORK" || exit 1

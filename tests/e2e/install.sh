@@ -15,7 +15,7 @@ done
 check "etc/nvshim.ini" test -s "$P/etc/nvshim.ini"
 check "etc/nvshim/gates.ini, the toolkit gates" cmp -s "$P/etc/nvshim/gates.ini" "$(dirname "$0")/../../config/gates.ini"
 check "etc/nvshim/api.ini, the removed and changed CUDA APIs" cmp -s "$P/etc/nvshim/api.ini" "$(dirname "$0")/../../config/api.ini"
-check "docs: api.md" test -s "$P/share/doc/nvshim/api.md"
+check "docs: api.md" test -s "$P/share/doc/nvshim/docs/api.md"
 check "etc/nvshim/modules.d: the shipped rules" test -s "$P/etc/nvshim/modules.d/vllm.ini" -a -s "$P/etc/nvshim/modules.d/flash-attention.ini"
 check "docs: the README, and the manual beside it as in the source tree" test -s "$P/share/doc/nvshim/README.md" \
 	-a -s "$P/share/doc/nvshim/docs/README.md" -a -s "$P/share/doc/nvshim/docs/configuration.md"

@@ -139,4 +139,19 @@ else
 	skip "make's jobserver" "GNU make is not installed"
 fi
 appended >/dev/null
+
+# A failing compile: nvcc with --threads exits 255 for every failure, serial nvcc 1 or 2. nvshim
+# runs it again one pass at a time, so the caller sees serial nvcc's stderr and status.
+printf '__global__ void k(float *y) { y[0] = not_declared; }\n' >bad.cu
+"$NVCC" -c bad.cu -o bad.o "${THREE[@]}" >plain.out 2>plain.err
+plain=$?
+"$NVCC" -c bad.cu -o bad.o "${THREE[@]}" --threads 3 >/dev/null 2>&1
+threaded=$?
+NVSHIM_LOG_FILE=$WORK/badlog "$NV" -c bad.cu -o bad.o "${THREE[@]}" >shim.out 2>shim.err
+st=$?
+echo "# failing compile: serial nvcc $plain, nvcc --threads 3 $threaded, nvshim $st"
+check "a failing compile: nvshim's status is serial nvcc's ($plain), not --threads' ($threaded)" test $st -eq $plain -a $plain -ne $threaded
+check "... its stderr and stdout byte for byte serial nvcc's" sh -c "cmp -s plain.err shim.err && cmp -s plain.out shim.out"
+check "... the second run is in the log" grep -q 'running it again one pass at a time.*\[threads.serial\]' badlog
+check "... and got no --threads" test "$(appended)" = "--threads 3 unset"
 finish
