@@ -18,6 +18,7 @@ import glob
 import os
 import shutil
 import site
+import sys
 import statistics
 import subprocess
 import tempfile
@@ -39,7 +40,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=3)
     a = ap.parse_args()
     roots = [p for d in site.getsitepackages() + [site.getusersitepackages()]
-             for p in glob.glob(d + "/cutlass_library/source")]
+             for p in glob.glob(d + "/cutlass_library/source")] + [p for d in sys.path for p in glob.glob(d + "/cutlass_library/source")]
     if not roots:
         raise SystemExit("cutlass_bench: no nvidia-cutlass (scripts/install-deps.sh installs it)")
     c = roots[0]
