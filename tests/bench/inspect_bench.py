@@ -37,20 +37,20 @@ def source():
     return "\n".join(lines) + "\n"
 
 
-def make_library(d, nvcc, mb):
-    lib = os.path.join(d, "libbig%d.so" % mb)
+def make_library(d, nvcc, mb, compress):
+    lib = os.path.join(d, "libbig%d-%s.so" % (mb, compress))
     if os.path.exists(lib):
         return lib
     os.makedirs(d, exist_ok=True)
     cu = os.path.join(d, "big.cu")
     with open(cu, "w") as f:
         f.write(source())
-    fatbin = os.path.join(d, "big.fatbin")
+    fatbin = os.path.join(d, "big-%s.fatbin" % compress)
     gencode = []
     for t in TARGETS:
         gencode += ["-gencode", "arch=compute_%s,code=sm_%s" % (t, t)]
     gencode += ["-gencode", "arch=compute_%s,code=compute_%s" % (TARGETS[-1], TARGETS[-1])]
-    subprocess.run([nvcc, "-fatbin", cu, "-o", fatbin, "-t", "2"] + gencode, check=True)
+    subprocess.run([nvcc, "-fatbin", cu, "-o", fatbin, "-t", "2", "--compress-mode=" + compress] + gencode, check=True)
     one = open(fatbin, "rb").read()
     one += b"\0" * (-len(one) % 8)
     copies = max(1, mb * 1024 * 1024 // len(one))
@@ -90,9 +90,12 @@ def main():
     ap.add_argument("--mb", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--dir", default="/tmp/nvshim-inspect-bench")
+    ap.add_argument("--compress-mode", default="size",
+                    help="nvcc's --compress-mode for the images: size (zstd, machine code too: "
+                         "like PyTorch's), default, speed (lz4), none")
     ap.add_argument("--library", help="an existing library to inspect instead (libtorch_cuda.so)")
     a = ap.parse_args()
-    lib = a.library or make_library(a.dir, a.nvcc, a.mb)
+    lib = a.library or make_library(a.dir, a.nvcc, a.mb, a.compress_mode)
     nvshim = os.path.join(os.path.abspath(a.build), "nvshim")
     cases = [
         ("nvshim inspect --no-kernels", [nvshim, "inspect", "--gpu", "90", "--no-kernels", lib]),
