@@ -6,6 +6,8 @@
  * the GPU runs and how (images.h), and per kernel and target its registers, shared memory, stack
  * and whether it is a stub. Output on stdout: a table, or JSON with --json. Exit status: 0 when
  * every file runs on every GPU, 1 when one does not, 2 when a file cannot be read.
+ * The kernels of a file's machine-code images are read by up to one thread per CPU, and added
+ * in image order: the output does not depend on the threads (docs/inspect.md, "What it costs").
  */
 #include "commands/commands.h"
 
