@@ -6,20 +6,27 @@
  * the GPU runs and how (images.h), and per kernel and target its registers, shared memory, stack
  * and whether it is a stub. Output on stdout: a table, or JSON with --json. Exit status: 0 when
  * every file runs on every GPU, 1 when one does not, 2 when a file cannot be read.
+ * The kernels of a file's machine-code images are read by up to one thread per CPU, and added
+ * in image order: the output does not depend on the threads (docs/inspect.md, "What it costs").
  */
 #include "commands/commands.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <demangle.h>
+#include <hashtab.h>
 #include <libiberty.h>
 
 #include "core/devices.h"
 #include "core/diag.h"
 #include "core/elf.h"
+#include "core/fault.h"
 #include "core/images.h"
 #include "core/logfile.h"
 #include "core/unpack.h"
@@ -28,13 +35,30 @@
 /* Images larger than this are not decompressed (a damaged header must not allocate more). */
 #define PAYLOAD_LIMIT (1ULL << 31)
 #define MEMBER_LIMIT (1ULL << 34)
+/* The most threads that read images at once, and the most bytes of decompressed images they
+ * hold at once (a worker holds one image at a time; together they wait below this). */
+#define WORKERS_MAX 32
+#define IN_FLIGHT_LIMIT PAYLOAD_LIMIT
+
+/* A kernel's name, once per worker: the symbol and its demangled form (the same kernel is in the
+ * image of every target, so most names come back). */
+struct kname {
+	char *name, *demangled;
+	size_t dlen;
+};
 
 struct kernel_row {
-	char *name;
-	char target[24];
+	const struct kname *name;
 	unsigned regs;
 	unsigned long long shared, stack;
 	int has_stack, stub;
+};
+
+/* The kernels of one machine-code image, in symbol order. */
+struct image_kernels {
+	char target[24];
+	struct kernel_row *rows;
+	size_t n, alloc;
 };
 
 /* One file, or one shared library inside a wheel. */
@@ -43,20 +67,59 @@ struct unit {
 	const char *kind;
 	struct image_list images;
 	unsigned compressed[3]; /* images by compression */
-	struct kernel_row *kernels;
-	size_t nk, ak;
+	struct image_kernels *blocks; /* the kernel rows, image by image, in image order */
+	size_t nb, ab, nk;
 	char *error;
+};
+
+/* What one thread keeps from image to image: its decompressor and its names. */
+struct worker {
+	struct unpacker unpack;
+	htab_t names;
 };
 
 struct inspect {
 	struct unit *units;
 	size_t n, alloc;
 	int kernels;
+	struct worker workers[WORKERS_MAX];
+	unsigned nworkers; /* CPUs this process may use, at most WORKERS_MAX */
 	/* While reading a unit. */
 	struct unit *u;
 	unsigned base;
-	char *why;
+	struct cuda_image *jobs; /* its machine-code images, whose kernels are read after the walk */
+	size_t njobs, ajobs;
 };
+
+static hashval_t kname_hash(const void *p) { return htab_hash_string(((const struct kname *)p)->name); }
+static int kname_eq(const void *entry, const void *key)
+{
+	return !strcmp(((const struct kname *)entry)->name, key);
+}
+static void kname_free(void *p)
+{
+	struct kname *k = p;
+	free(k->name);
+	free(k->demangled);
+	free(k);
+}
+
+static const struct kname *intern(struct worker *w, const char *name)
+{
+	if (!w->names)
+		w->names = htab_create_alloc(1024, kname_hash, kname_eq, kname_free, xcalloc, free);
+	void **slot = htab_find_slot_with_hash(w->names, name, htab_hash_string(name), INSERT);
+	if (!*slot) {
+		struct kname *k = XNEW(struct kname);
+		k->name = xstrdup(name);
+		k->demangled = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+		if (!k->demangled)
+			k->demangled = xstrdup(name);
+		k->dlen = strlen(k->demangled);
+		*slot = k;
+	}
+	return *slot;
+}
 
 static struct unit *unit_new(struct inspect *in, const char *name, const char *kind)
 {
@@ -74,31 +137,183 @@ static void unit_release(struct unit *u)
 {
 	free(u->name);
 	image_list_release(&u->images);
-	for (size_t i = 0; i < u->nk; i++)
-		free(u->kernels[i].name);
-	free(u->kernels);
+	for (size_t i = 0; i < u->nb; i++)
+		free(u->blocks[i].rows);
+	free(u->blocks);
 	free(u->error);
 }
 
+/* ---- the kernels of the machine-code images, read by several threads ----
+ * The walk over a file's images (cheap: headers only) lists its machine-code images; then up to
+ * nworkers threads (this one among them) take the next image in turn, decompress it, read its
+ * kernels into that image's own result and free the image; the results are then added to the unit
+ * in image order, so the output does not depend on which thread read what. A thread that cannot
+ * be started leaves its share to the others (with none, this thread reads every image). */
+
+struct job_result {
+	struct image_kernels k;
+	char *why; /* the image could not be read */
+};
+
+struct kernels_run {
+	struct inspect *in;
+	const struct cuda_image *jobs;
+	struct job_result *res;
+	size_t n;
+	atomic_size_t next;   /* the next job to take */
+	atomic_size_t failed; /* the first job that failed so far (n: none): later ones are not needed */
+	int locked;           /* the lock below is in use (more than one thread) */
+	pthread_mutex_t lock;
+	pthread_cond_t freed;
+	unsigned long long in_flight; /* decompressed bytes held now */
+};
+
 struct kernel_ctx {
-	struct unit *u;
-	const char *target;
+	struct worker *w;
+	struct image_kernels *k;
 };
 
 static void on_kernel(const struct cuda_kernel *k, void *arg)
 {
 	struct kernel_ctx *c = arg;
-	struct unit *u = c->u;
-	if (u->nk == u->ak)
-		u->kernels = XRESIZEVEC(struct kernel_row, u->kernels, u->ak = u->ak ? 2 * u->ak : 16);
-	struct kernel_row *r = &u->kernels[u->nk++];
-	r->name = xstrdup(k->name);
-	snprintf(r->target, sizeof(r->target), "%s", c->target);
+	struct image_kernels *b = c->k;
+	if (b->n == b->alloc)
+		b->rows = XRESIZEVEC(struct kernel_row, b->rows, b->alloc = b->alloc ? 2 * b->alloc : 16);
+	struct kernel_row *r = &b->rows[b->n++];
+	r->name = intern(c->w, k->name);
 	r->regs = k->regs;
 	r->shared = k->shared;
 	r->stack = k->stack;
 	r->has_stack = k->has_stack;
 	r->stub = k->stub;
+}
+
+static unsigned long long take_bytes(struct kernels_run *run, const struct cuda_image *img)
+{
+	unsigned long long want = img->compression ? img->full_size : 0;
+	if (want > IN_FLIGHT_LIMIT)
+		want = 0; /* refused by the limit before anything is allocated */
+	if (!run->locked || !want)
+		return 0;
+	pthread_mutex_lock(&run->lock);
+	while (run->in_flight && run->in_flight + want > IN_FLIGHT_LIMIT)
+		pthread_cond_wait(&run->freed, &run->lock);
+	run->in_flight += want;
+	pthread_mutex_unlock(&run->lock);
+	return want;
+}
+
+static void give_bytes(struct kernels_run *run, unsigned long long bytes)
+{
+	if (!bytes)
+		return;
+	pthread_mutex_lock(&run->lock);
+	run->in_flight -= bytes;
+	pthread_cond_broadcast(&run->freed);
+	pthread_mutex_unlock(&run->lock);
+}
+
+static void read_job(struct kernels_run *run, struct worker *w, size_t j)
+{
+	const struct cuda_image *img = &run->jobs[j];
+	struct job_result *r = &run->res[j];
+	const unsigned char *code;
+	size_t len;
+	void *owned;
+	elf_image_target(img, r->k.target, sizeof(r->k.target));
+	unsigned long long held = take_bytes(run, img);
+	int rc = elf_image_payload_with(img, &w->unpack, PAYLOAD_LIMIT, &code, &len, &owned, &r->why);
+	if (!rc) {
+		struct kernel_ctx c = { w, &r->k };
+		rc = elf_cubin_kernels(code, len, on_kernel, &c, &r->why);
+		free(owned);
+	}
+	give_bytes(run, held);
+	if (!rc) {
+		free(r->why);
+		r->why = NULL;
+		return;
+	}
+	if (!r->why)
+		r->why = xstrdup("an image cannot be read");
+	size_t f = atomic_load(&run->failed);
+	while (j < f && !atomic_compare_exchange_weak(&run->failed, &f, j))
+		;
+}
+
+struct worker_arg {
+	struct kernels_run *run;
+	struct worker *w;
+};
+
+static void *work(void *arg)
+{
+	struct worker_arg *a = arg;
+	for (;;) {
+		size_t j = atomic_fetch_add(&a->run->next, 1);
+		if (j >= a->run->n)
+			break;
+		if (j < atomic_load(&a->run->failed))
+			read_job(a->run, a->w, j);
+	}
+	return NULL;
+}
+
+/* Reads the kernels of in->jobs into the current unit; returns the first image's error
+ * (xmalloc'ed), or NULL. */
+static char *read_kernels(struct inspect *in)
+{
+	struct kernels_run run;
+	size_t n = in->njobs;
+	memset(&run, 0, sizeof(run));
+	run.in = in;
+	run.jobs = in->jobs;
+	run.n = n;
+	run.res = XCNEWVEC(struct job_result, n ? n : 1);
+	atomic_init(&run.next, 0);
+	atomic_init(&run.failed, n);
+	unsigned want = in->nworkers < n ? in->nworkers : (unsigned)n;
+	pthread_t tid[WORKERS_MAX];
+	struct worker_arg args[WORKERS_MAX];
+	unsigned started = 0;
+	if (want > 1 && !fault_inject("inspect_threads") && !pthread_mutex_init(&run.lock, NULL)) {
+		if (!pthread_cond_init(&run.freed, NULL))
+			run.locked = 1;
+		else
+			pthread_mutex_destroy(&run.lock);
+	}
+	for (unsigned t = 1; run.locked && t < want; t++) {
+		args[t] = (struct worker_arg){ &run, &in->workers[t] };
+		if (pthread_create(&tid[t], NULL, work, &args[t]))
+			break; /* the threads started so far, and this one, do the rest */
+		started = t;
+	}
+	args[0] = (struct worker_arg){ &run, &in->workers[0] };
+	work(&args[0]);
+	for (unsigned t = 1; t <= started; t++)
+		pthread_join(tid[t], NULL);
+	if (run.locked) {
+		pthread_cond_destroy(&run.freed);
+		pthread_mutex_destroy(&run.lock);
+	}
+	struct unit *u = in->u;
+	char *why = NULL;
+	size_t j = 0;
+	for (; j < n && !run.res[j].why; j++) {
+		if (u->nb == u->ab)
+			u->blocks = XRESIZEVEC(struct image_kernels, u->blocks, u->ab = u->ab ? 2 * u->ab : 16);
+		u->blocks[u->nb++] = run.res[j].k;
+		u->nk += run.res[j].k.n;
+	}
+	if (j < n)
+		why = run.res[j].why;
+	for (; j < n; j++) {
+		free(run.res[j].k.rows);
+		if (run.res[j].why != why)
+			free(run.res[j].why);
+	}
+	free(run.res);
+	return why;
 }
 
 static int on_image(const struct cuda_image *img, void *arg)
@@ -108,34 +323,29 @@ static int on_image(const struct cuda_image *img, void *arg)
 	image_list_add(&u->images, img, in->base);
 	if (img->compression >= 0 && img->compression < 3)
 		u->compressed[img->compression]++;
-	if (!in->kernels || img->kind != CUDA_IMAGE_SASS)
-		return 0;
-	const unsigned char *code;
-	size_t len;
-	void *owned;
-	char target[24];
-	if (elf_image_payload(img, PAYLOAD_LIMIT, &code, &len, &owned, &in->why))
-		return 1;
-	struct kernel_ctx c = { u, elf_image_target(img, target, sizeof(target)) };
-	int rc = elf_cubin_kernels(code, len, on_kernel, &c, &in->why);
-	free(owned);
-	return rc != 0;
+	if (in->kernels && img->kind == CUDA_IMAGE_SASS) {
+		if (in->njobs == in->ajobs)
+			in->jobs = XRESIZEVEC(struct cuda_image, in->jobs, in->ajobs = in->ajobs ? 2 * in->ajobs : 64);
+		in->jobs[in->njobs++] = *img;
+	}
+	return 0;
 }
 
-/* The images (and kernels) of one ELF file, fatbin or cubin, added to the current unit. */
+/* The images (and kernels) of one ELF file, fatbin or cubin, added to the current unit. An image
+ * whose kernels cannot be read is the error (the first one, in image order), else a damaged
+ * file. */
 static int read_bytes(struct inspect *in, const void *data, size_t size, const char *what)
 {
 	unsigned n = 0;
-	in->why = NULL;
 	char *why = NULL;
+	in->njobs = 0;
 	int rc = elf_cuda_images(data, size, on_image, in, &n, &why);
-	if (!rc && in->why) {
-		why = in->why;
+	char *image_why = in->njobs ? read_kernels(in) : NULL;
+	if (image_why) {
+		free(why);
+		why = image_why;
 		rc = -1;
-	} else {
-		free(in->why);
 	}
-	in->why = NULL;
 	in->base += n;
 	if (rc && !in->u->error)
 		in->u->error = what ? xasprintf("%s: %s", what, why) : xstrdup(why);
@@ -245,10 +455,98 @@ static void read_file(struct inspect *in, const char *path)
 
 /* ---- output ---- */
 
-static char *demangled(const char *name)
+/* The kernel tables, written through a buffer of their own (a library has 100,000s of rows): the
+ * same bytes as printf's %-*s, %*u and %*llu would write. */
+struct obuf {
+	FILE *f;
+	size_t n;
+	char b[1 << 16];
+};
+
+static void ob_flush(struct obuf *o)
 {
-	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
-	return d ? d : xstrdup(name);
+	if (o->n)
+		fwrite(o->b, 1, o->n, o->f);
+	o->n = 0;
+}
+
+static void ob_put(struct obuf *o, const char *s, size_t len)
+{
+	if (len > sizeof(o->b) - o->n) {
+		ob_flush(o);
+		if (len > sizeof(o->b)) {
+			fwrite(s, 1, len, o->f);
+			return;
+		}
+	}
+	memcpy(o->b + o->n, s, len);
+	o->n += len;
+}
+
+static void ob_str(struct obuf *o, const char *s) { ob_put(o, s, strlen(s)); }
+
+static void ob_pad(struct obuf *o, size_t k)
+{
+	static const char spaces[] = "                                ";
+	while (k) {
+		size_t c = k < sizeof(spaces) - 1 ? k : sizeof(spaces) - 1;
+		ob_put(o, spaces, c);
+		k -= c;
+	}
+}
+
+/* s, then spaces up to width (%-*s) */
+static void ob_left(struct obuf *o, const char *s, size_t len, size_t width)
+{
+	ob_put(o, s, len);
+	if (len < width)
+		ob_pad(o, width - len);
+}
+
+/* spaces, then s, up to width (%*s) */
+static void ob_right(struct obuf *o, const char *s, size_t len, size_t width)
+{
+	if (len < width)
+		ob_pad(o, width - len);
+	ob_put(o, s, len);
+}
+
+static size_t ull_text(unsigned long long v, char buf[24])
+{
+	char t[24];
+	size_t n = 0, i = 0;
+	do
+		t[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (n)
+		buf[i++] = t[--n];
+	buf[i] = '\0';
+	return i;
+}
+
+static void ob_ull(struct obuf *o, unsigned long long v, size_t width)
+{
+	char t[24];
+	ob_right(o, t, ull_text(v, t), width);
+}
+
+/* A JSON string, as logfile_json_string() writes it. */
+static void ob_json(struct obuf *o, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p && *p >= 0x20 && *p != '"' && *p != '\\')
+		p++;
+	if (!*p) {
+		ob_put(o, "\"", 1);
+		ob_put(o, s, (size_t)((const char *)p - s));
+		ob_put(o, "\"", 1);
+		return;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	logfile_json_string(&buf, &len, s);
+	ob_put(o, buf, len);
+	free(buf);
 }
 
 static void how_text(const struct image_verdict *v, int runs, char *buf, size_t size)
@@ -327,29 +625,44 @@ static void print_table(FILE *out, const struct inspect *in, const struct device
 		if (!u->nk)
 			continue;
 		size_t width = 6, stubs = 0;
-		char **names = XNEWVEC(char *, u->nk);
-		for (size_t k = 0; k < u->nk; k++) {
-			names[k] = demangled(u->kernels[k].name);
-			if (strlen(names[k]) > width)
-				width = strlen(names[k]);
-			stubs += u->kernels[k].stub == 1;
-		}
+		for (size_t b = 0; b < u->nb; b++)
+			for (size_t k = 0; k < u->blocks[b].n; k++) {
+				const struct kernel_row *r = &u->blocks[b].rows[k];
+				if (r->name->dlen > width)
+					width = r->name->dlen;
+				stubs += r->stub == 1;
+			}
 		if (width > 60)
 			width = 60;
 		fprintf(out, "  %-*s  %-8s %5s %8s %8s  %s\n", (int)width, "kernel", "target", "regs", "shared", "stack",
 			"stub");
-		for (size_t k = 0; k < u->nk; k++) {
-			const struct kernel_row *r = &u->kernels[k];
-			char stack[24];
-			if (r->has_stack)
-				snprintf(stack, sizeof(stack), "%llu", r->stack);
-			else
-				snprintf(stack, sizeof(stack), "-");
-			fprintf(out, "  %-*s  %-8s %5u %8llu %8s  %s\n", (int)width, names[k], r->target, r->regs, r->shared,
-				stack, r->stub == 1 ? "stub" : r->stub < 0 ? "?" : "");
-			free(names[k]);
+		struct obuf *o = XNEW(struct obuf);
+		o->f = out;
+		o->n = 0;
+		for (size_t b = 0; b < u->nb; b++) {
+			const struct image_kernels *blk = &u->blocks[b];
+			size_t tlen = strlen(blk->target);
+			for (size_t k = 0; k < blk->n; k++) {
+				const struct kernel_row *r = &blk->rows[k];
+				ob_put(o, "  ", 2);
+				ob_left(o, r->name->demangled, r->name->dlen, width);
+				ob_put(o, "  ", 2);
+				ob_left(o, blk->target, tlen, 8);
+				ob_put(o, " ", 1);
+				ob_ull(o, r->regs, 5);
+				ob_put(o, " ", 1);
+				ob_ull(o, r->shared, 8);
+				ob_put(o, " ", 1);
+				if (r->has_stack)
+					ob_ull(o, r->stack, 8);
+				else
+					ob_right(o, "-", 1, 8);
+				ob_put(o, "  ", 2);
+				ob_str(o, r->stub == 1 ? "stub\n" : r->stub < 0 ? "?\n" : "\n");
+			}
 		}
-		free(names);
+		ob_flush(o);
+		free(o);
 		if (stubs)
 			fprintf(out, "  %zu stub kernel%s: compiled out for that target (an #if __CUDA_ARCH__ guard): "
 				"they do nothing, or only trap\n", stubs, stubs == 1 ? "" : "s");
@@ -412,25 +725,44 @@ static void print_json(FILE *out, const struct inspect *in, const struct devices
 			fprintf(out, "}");
 		}
 		fprintf(out, "],\"kernels\":[");
-		for (size_t k = 0; k < u->nk; k++) {
-			const struct kernel_row *r = &u->kernels[k];
-			char *d = demangled(r->name);
-			fprintf(out, "%s{\"name\":", k ? "," : "");
-			json_str(out, r->name);
-			fprintf(out, ",\"demangled\":");
-			json_str(out, d);
-			fprintf(out, ",\"target\":\"%s\",\"registers\":%u,\"shared\":%llu,\"stack\":", r->target, r->regs,
-				r->shared);
-			if (r->has_stack)
-				fprintf(out, "%llu", r->stack);
-			else
-				fprintf(out, "null");
-			fprintf(out, ",\"stub\":%s}", r->stub == 1 ? "true" : r->stub == 0 ? "false" : "null");
-			free(d);
+		struct obuf *o = XNEW(struct obuf);
+		o->f = out;
+		o->n = 0;
+		for (size_t b = 0, k = 0; b < u->nb; b++) {
+			const struct image_kernels *blk = &u->blocks[b];
+			for (size_t e = 0; e < blk->n; e++, k++) {
+				const struct kernel_row *r = &blk->rows[e];
+				ob_str(o, k ? ",{\"name\":" : "{\"name\":");
+				ob_json(o, r->name->name);
+				ob_str(o, ",\"demangled\":");
+				ob_json(o, r->name->demangled);
+				ob_str(o, ",\"target\":\"");
+				ob_str(o, blk->target);
+				ob_str(o, "\",\"registers\":");
+				ob_ull(o, r->regs, 0);
+				ob_str(o, ",\"shared\":");
+				ob_ull(o, r->shared, 0);
+				ob_str(o, ",\"stack\":");
+				if (r->has_stack)
+					ob_ull(o, r->stack, 0);
+				else
+					ob_str(o, "null");
+				ob_str(o, r->stub == 1 ? ",\"stub\":true}" : r->stub == 0 ? ",\"stub\":false}" : ",\"stub\":null}");
+			}
 		}
+		ob_flush(o);
+		free(o);
 		fprintf(out, "]}");
 	}
 	fprintf(out, "]}\n");
+}
+
+/* The threads that read images: the CPUs this process may use, at most WORKERS_MAX. */
+static unsigned cpus(void)
+{
+	cpu_set_t set;
+	int n = sched_getaffinity(0, sizeof(set), &set) ? 1 : CPU_COUNT(&set);
+	return n < 1 ? 1 : n > WORKERS_MAX ? WORKERS_MAX : (unsigned)n;
 }
 
 static int usage(void)
@@ -447,6 +779,7 @@ int cmd_inspect(int n, char **args)
 	int json = 0, files = 0;
 	memset(&in, 0, sizeof(in));
 	in.kernels = 1;
+	in.nworkers = cpus();
 	devices_init(&gpus);
 	for (int i = 0; i < n; i++) {
 		const char *a = args[i];
@@ -549,6 +882,12 @@ int cmd_inspect(int n, char **args)
 	for (size_t i = 0; i < in.n; i++)
 		unit_release(&in.units[i]);
 	free(in.units);
+	free(in.jobs);
+	for (unsigned t = 0; t < WORKERS_MAX; t++) {
+		unpacker_release(&in.workers[t].unpack);
+		if (in.workers[t].names)
+			htab_delete(in.workers[t].names);
+	}
 	devices_release(&gpus);
 	session_devices_release(&sd);
 	session_release(&s);

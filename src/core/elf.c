@@ -604,14 +604,19 @@ static int code_is_stub(const unsigned char *c, size_t n)
 	if (!n || n % 16)
 		return -1;
 	size_t body = 0, setup = 0, exits = 0, traps = 0, branches = 0;
-	int last_branch = 0;
-	for (size_t at = 0; at < n; at += 16) {
+	int last_branch = -1;
+	/* The counts do not depend on the order, so the code is read from its end, where a kernel
+	 * with a body has its EXIT: most kernels are decided within a few instructions. */
+	for (size_t at = n; at;) {
+		at -= 16;
 		unsigned op = (unsigned)(c[at] | c[at + 1] << 8) & 0x1ff;
 		if (op == OP_NOP)
 			continue;
-		last_branch = op == OP_BRA;
+		if (last_branch < 0)
+			last_branch = op == OP_BRA; /* the last instruction that is not a NOP */
 		if (op == OP_BRA) {
-			branches++;
+			if (++branches > 1)
+				return 0; /* decided: the test below fails whatever follows */
 			continue;
 		}
 		body++;
@@ -621,9 +626,13 @@ static int code_is_stub(const unsigned char *c, size_t n)
 			traps++;
 		else if (op == OP_MOV || op == OP_LDC || op == OP_IMAD)
 			setup++;
+		/* Every count only grows: once there is an exit and more than the one-exit stub allows,
+		 * neither kind of stub can follow. */
+		if (exits && (exits > 1 || traps || body > exits + setup || setup > 2))
+			return 0;
 	}
 	/* Every kernel ends with a branch to itself after its last instruction. */
-	if (branches > 1 || (branches && !last_branch))
+	if (branches > 1 || (branches && last_branch != 1))
 		return 0;
 	if (!exits && traps)
 		return 1; /* it can only trap */
@@ -932,6 +941,12 @@ out:
 int elf_image_payload(const struct cuda_image *img, unsigned long long limit, const unsigned char **out,
 		      size_t *len, void **owned, char **why)
 {
+	return elf_image_payload_with(img, NULL, limit, out, len, owned, why);
+}
+
+int elf_image_payload_with(const struct cuda_image *img, struct unpacker *u, unsigned long long limit,
+			   const unsigned char **out, size_t *len, void **owned, char **why)
+{
 	*why = NULL;
 	*owned = NULL;
 	if (!img->compression) {
@@ -940,8 +955,8 @@ int elf_image_payload(const struct cuda_image *img, unsigned long long limit, co
 		return 0;
 	}
 	unsigned char *buf;
-	if (unpack_image(img->compression == 2 ? UNPACK_ZSTD : UNPACK_LZ4, img->data, img->size, img->full_size,
-			 limit, &buf, why))
+	if (unpack_image_with(u, img->compression == 2 ? UNPACK_ZSTD : UNPACK_LZ4, img->data, img->size,
+			      img->full_size, limit, &buf, why))
 		return -1;
 	*out = buf;
 	*len = (size_t)img->full_size;

@@ -128,6 +128,11 @@ size_t elf_fatbin_size(const void *data, size_t size);
 int elf_image_payload(const struct cuda_image *img, unsigned long long limit, const unsigned char **out,
 		      size_t *len, void **owned, char **why);
 
+/* elf_image_payload(), decompressing with u's context (unpack.h; NULL: one for this image). */
+struct unpacker;
+int elf_image_payload_with(const struct cuda_image *img, struct unpacker *u, unsigned long long limit,
+			   const unsigned char **out, size_t *len, void **owned, char **why);
+
 /* "sm_90a" for a SASS image, "compute_90a" for PTX, into buf. */
 const char *elf_image_target(const struct cuda_image *img, char *buf, size_t size);
 

@@ -29,8 +29,20 @@ const char *unpack_method_name(enum unpack_method m)
 	return m == UNPACK_ZSTD ? "zstd" : m == UNPACK_LZ4 ? "lz4" : "none";
 }
 
+void unpacker_release(struct unpacker *u)
+{
+	ZSTD_freeDCtx(u->zstd);
+	u->zstd = NULL;
+}
+
 int unpack_image(enum unpack_method m, const void *data, size_t size, uint64_t full_size, uint64_t limit,
 		 unsigned char **out, char **why)
+{
+	return unpack_image_with(NULL, m, data, size, full_size, limit, out, why);
+}
+
+int unpack_image_with(struct unpacker *u, enum unpack_method m, const void *data, size_t size,
+		      uint64_t full_size, uint64_t limit, unsigned char **out, char **why)
 {
 	*out = NULL;
 	*why = NULL;
@@ -41,7 +53,10 @@ int unpack_image(enum unpack_method m, const void *data, size_t size, uint64_t f
 		return fail(why, "not compressed");
 	unsigned char *buf = XNEWVEC(unsigned char, full_size ? (size_t)full_size : 1);
 	if (m == UNPACK_ZSTD) {
-		size_t got = ZSTD_decompress(buf, (size_t)full_size, data, size);
+		if (u && !u->zstd)
+			u->zstd = ZSTD_createDCtx(); /* NULL (no memory): a context per image */
+		size_t got = u && u->zstd ? ZSTD_decompressDCtx(u->zstd, buf, (size_t)full_size, data, size)
+					  : ZSTD_decompress(buf, (size_t)full_size, data, size);
 		if (ZSTD_isError(got) || got != full_size) {
 			free(buf);
 			return fail(why, "a zstd-compressed image does not decompress to its %llu bytes (%s)",

@@ -32,6 +32,18 @@ const char *unpack_method_name(enum unpack_method m);
 int unpack_image(enum unpack_method m, const void *data, size_t size, uint64_t full_size, uint64_t limit,
 		 unsigned char **out, char **why);
 
+/* A decompressor kept from one image to the next: Zstandard's context, made on first use, so
+ * that each image does not make and free its own. One per thread (it is not shared); start it
+ * zeroed ({ 0 }) and release it when done. */
+struct unpacker {
+	void *zstd;
+};
+void unpacker_release(struct unpacker *u);
+
+/* unpack_image(), with u's context (u may be NULL: a context for this image alone). */
+int unpack_image_with(struct unpacker *u, enum unpack_method m, const void *data, size_t size,
+		      uint64_t full_size, uint64_t limit, unsigned char **out, char **why);
+
 /* One member of a zip archive. */
 struct zip_member {
 	char name[1024];            /* NUL-terminated (truncated if longer) */

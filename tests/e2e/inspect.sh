@@ -131,6 +131,16 @@ check "wheel: each shared library inside, deflated or stored" contains "$out" \
 	"^pkg-1.0-cp311-linux_x86_64.whl!pkg/libk_stored.so.1: shared object in a wheel, 2 fatbins"
 check "wheel: exit 1 (not on 9.0)" test $st = 1
 
+# The kernels of several images are read by several threads, and added in image order: the same
+# output as one thread (NVSHIM_FAULT=inspect_threads: no thread can be started).
+all=(sass80.o both.o a90.o comp_size.o libmix.a libk.so prog pkg-1.0-cp311-linux_x86_64.whl)
+for flags in "" --json; do
+	insp --gpu 80,90 $flags "${all[@]}" >threads.out 2>&1; st=$?
+	NVSHIM_FAULT=inspect_threads insp --gpu 80,90 $flags "${all[@]}" >one.out 2>&1
+	check "inspect $flags: the same output and status on one thread" test $? = $st -a -s one.out
+	check "inspect $flags: the same bytes on one thread" cmp -s threads.out one.out
+done
+
 # JSON for tools.
 insp --json --gpu 80,90 sass80.o both.o >j.json
 check "--json is valid JSON with a verdict per GPU" python3 -c "import json; d=json.load(open('j.json'))
@@ -165,8 +175,15 @@ for i in range(0, len(d), 97):
     e = bytearray(d); e[i] ^= 0xff
     open('flip_%06d.o' % i, 'wb').write(e)
 PY
-for f in flip_*.o; do insp --gpu 80 "$f" >/dev/null 2>&1; [ $? -gt 2 ] && crashed=$((crashed + 1)); done
+differ=0
+for f in flip_*.o; do
+	insp --gpu 80 "$f" >flip.out 2>&1; st=$?
+	[ $st -gt 2 ] && crashed=$((crashed + 1))
+	NVSHIM_FAULT=inspect_threads insp --gpu 80 "$f" >flip1.out 2>&1
+	[ $? = $st ] && cmp -s flip.out flip1.out || differ=$((differ + 1))
+done
 check "damaged objects: never a crash (exit status at most 2)" test $crashed = 0
+check "damaged objects: the same output and status on one thread (the first bad image's reason)" test $differ = 0
 out=$(insp 2>&1); st=$?
 check "no file: usage, exit 2" test $st = 2
 
