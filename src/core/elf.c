@@ -639,6 +639,33 @@ static int code_is_stub(const unsigned char *c, size_t n)
 	return exits == 1 && !traps && body == exits + setup && setup <= 2;
 }
 
+/* The trap instructions (BPT) of a kernel's code, or 0 before sm_70 (8-byte instructions). */
+static unsigned code_traps(const unsigned char *c, size_t len)
+{
+	unsigned n = 0;
+	for (size_t at = 0; at + 16 <= len; at += 16)
+		n += ((unsigned)(c[at] | c[at + 1] << 8) & 0x1ff) == OP_BPT;
+	return n;
+}
+
+static unsigned kernel_traps(const struct cubin *c, const Elf64_Sym *sym)
+{
+	Elf64_Shdr text;
+	char *why = NULL;
+	if (c->sm < 70 || sym->st_shndx == SHN_UNDEF || sym->st_shndx >= c->shnum ||
+	    read_shdr(c->p, c->size, &c->eh, c->shnum, sym->st_shndx, &text, &why) || text.sh_type == SHT_NOBITS ||
+	    !in_bounds(c->size, text.sh_offset, text.sh_size)) {
+		free(why);
+		return 0;
+	}
+	uint64_t off = sym->st_value, len = sym->st_size;
+	if (!len || off > text.sh_size || len > text.sh_size - off) {
+		off = 0;
+		len = text.sh_size;
+	}
+	return code_traps(c->p + text.sh_offset + off, (size_t)len);
+}
+
 static int kernel_stub(const struct cubin *c, const Elf64_Sym *sym)
 {
 	Elf64_Shdr text;
@@ -770,7 +797,7 @@ static int cubin_kernels(const struct cubin *c, const char *only, cuda_kernel_fn
 		}
 		struct cuda_kernel k = { name, a[i].regs, sym.st_shndx < c->shnum ? shared[sym.st_shndx] : 0,
 					 a[i].has_min ? a[i].min : a[i].frame, a[i].has_min || a[i].has_frame,
-					 kernel_stub(c, &sym), text.sh_size, calls };
+					 kernel_stub(c, &sym), text.sh_size, calls, kernel_traps(c, &sym) };
 		fn(&k, arg);
 	}
 	free(shared);

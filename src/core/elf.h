@@ -148,6 +148,8 @@ struct cuda_kernel {
 	unsigned calls;              /* the image calls vprintf (bit 0) or __assertfail (bit 1): such
 					calls go through its constant bank, so they cannot be told apart
 					by kernel */
+	unsigned traps;              /* its trap instructions (BPT: __trap(), __brkpt(), CUTLASS's
+					CUTE_INVALID_CONTROL_PATH); 0 before sm_70 */
 };
 
 /* Calls fn for every kernel (an entry function of the .symtab) of a cubin, in symbol order.

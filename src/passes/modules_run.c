@@ -307,7 +307,7 @@ static int compare_specific(struct modules_plan *mp, size_t i, const struct modu
 		return 0;
 	size_t *rows = XNEWVEC(size_t, st->nk + 1), nrows = 0;
 	for (size_t k = 0; k < st->nk; k++)
-		if (stubs_trivial(st, k, col))
+		if (stubs_trivial(st, k, col) || stubs_trap_paths(st, k, col))
 			rows[nrows++] = k;
 	const char *base = getenv("TMPDIR");
 	char *dir = concat(base && *base ? base : "/tmp", "/nvshim-stubs-XXXXXX", NULL);
@@ -324,7 +324,8 @@ static int compare_specific(struct modules_plan *mp, size_t i, const struct modu
 		probe_command(mp, ctx->nvcc, s, &forms[c], dir, c, &pv[c]);
 	}
 	char v[32], c0[32];
-	diag_note(VERBOSITY_VERBOSE, "modules: %s has %lu kernel%s that plain %s may compile out: building its "
+	diag_note(VERBOSITY_VERBOSE, "modules: %s has %lu kernel%s that plain %s may compile out (trivial, or "
+		  "with trap paths): building its "
 		  "arch-specific form%s to compare", s->path, (unsigned long)nrows, nrows == 1 ? "" : "s",
 		  arch_format(&t->code, c0, sizeof(c0)), nf == 1 ? "" : "s");
 	run_round(pv, nf, ctx->cfg, &s->verdict, ctx->nvcc, dir, s->path,
@@ -338,8 +339,11 @@ static int compare_specific(struct modules_plan *mp, size_t i, const struct modu
 		int ok = !stubs_read(&cs, cubin, &why);
 		for (size_t r = 0; ok && r < nrows; r++) {
 			unsigned long long plain = st->code[rows[r] * st->nt + col];
+			unsigned traps = st->traps[rows[r] * st->nt + col];
 			for (size_t k = 0; k < cs.nk; k++)
-				if (!strcmp(cs.kernel[k], st->kernel[rows[r]]) && stubs_real_over(cs.code[k], plain)) {
+				if (!strcmp(cs.kernel[k], st->kernel[rows[r]]) &&
+				    (stubs_trivial(st, rows[r], col) ? stubs_real_over(cs.code[k], plain)
+								     : stubs_traps_fewer(cs.traps[k], traps))) {
 					won[c][gained[c]++] = rows[r];
 					break;
 				}
@@ -357,7 +361,7 @@ static int compare_specific(struct modules_plan *mp, size_t i, const struct modu
 		char *names = kernel_list(st, won[best], gained[best]);
 		add_finding(found, nfound, plain_unit,
 			    0, xasprintf("%lu kernel%s compiled out on plain %s that %s builds (code behind "
-					 "arch-specific feature macros): %s", (unsigned long)gained[best],
+					 "arch-specific feature macros: an empty body, or paths reduced to traps): %s", (unsigned long)gained[best],
 					 gained[best] == 1 ? " is" : "s are", arch_format(&t->code, c0, sizeof(c0)),
 					 arch_format(&forms[best].code, v, sizeof(v)), names));
 		free(names);
@@ -412,11 +416,12 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 		long col = stubs_target_index(&st, t->code.num, t->code.suffix);
 		if (col < 0)
 			continue;
-		size_t present = 0, ntriv = 0, nstub = 0;
+		size_t present = 0, ntriv = 0, nstub = 0, ntrap = 0;
 		long real_on = -1;
 		for (size_t r = 0; r < st.nk; r++) {
 			present += st.code[r * st.nt + (size_t)col] != 0;
 			ntriv += stubs_trivial(&st, r, (size_t)col);
+			ntrap += stubs_trap_paths(&st, r, (size_t)col);
 			long y = stubs_real_on(&st, r, (size_t)col);
 			if (y >= 0) {
 				rows[nstub++] = r;
@@ -424,7 +429,7 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 			}
 		}
 		/* plain sm_NN with trivial kernels: would its f/a form build them? */
-		if (learn && ntriv && !t->code.suffix && !t->virt.suffix && t->virt.num == t->code.num) {
+		if (learn && (ntriv || ntrap) && !t->code.suffix && !t->virt.suffix && t->virt.num == t->code.num) {
 			char *unit = modules_stub_unit("specific", t);
 			int known = verdict_find(&s->verdict, unit) != NULL;
 			free(unit);

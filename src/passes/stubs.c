@@ -19,6 +19,7 @@ void stubs_release(struct stubs *s)
 	free(s->t);
 	free(s->code);
 	free(s->calls);
+	free(s->traps);
 	stubs_init(s);
 }
 
@@ -35,15 +36,19 @@ static void grow(struct stubs *s, size_t nk, size_t nt)
 {
 	unsigned long long *code = XCNEWVEC(unsigned long long, nk * nt + 1);
 	unsigned char *calls = XCNEWVEC(unsigned char, nk * nt + 1);
+	unsigned *traps = XCNEWVEC(unsigned, nk * nt + 1);
 	for (size_t k = 0; k < s->nk; k++)
 		for (size_t t = 0; t < s->nt; t++) {
 			code[k * nt + t] = s->code[k * s->nt + t];
 			calls[k * nt + t] = s->calls[k * s->nt + t];
+			traps[k * nt + t] = s->traps[k * s->nt + t];
 		}
 	free(s->code);
 	free(s->calls);
+	free(s->traps);
 	s->code = code;
 	s->calls = calls;
+	s->traps = traps;
 }
 
 void stubs_add(struct stubs *s, unsigned sm, char variant, const struct cuda_kernel *k)
@@ -66,6 +71,7 @@ void stubs_add(struct stubs *s, unsigned sm, char variant, const struct cuda_ker
 	size_t cell = row * s->nt + (size_t)t;
 	s->code[cell] = k->code ? k->code : 1; /* present, even when empty */
 	s->calls[cell] = (unsigned char)((k->calls & 3) | (k->stub == 1) << 2);
+	s->traps[cell] = k->traps;
 }
 
 struct reading {
@@ -125,6 +131,18 @@ int stubs_trivial(const struct stubs *s, size_t k, size_t t)
 	if (!c)
 		return 0;
 	return c <= STUBS_TRIVIAL || (calls & 4) || ((calls & 3) && c <= STUBS_TRIVIAL_CALL);
+}
+
+int stubs_trap_paths(const struct stubs *s, size_t k, size_t t)
+{
+	unsigned traps = s->traps[k * s->nt + t];
+	unsigned long long insns = s->code[k * s->nt + t] / 16;
+	return traps >= STUBS_TRAPS && (unsigned long long)traps * 64 >= insns;
+}
+
+int stubs_traps_fewer(unsigned traps, unsigned plain)
+{
+	return plain >= STUBS_TRAPS && 2ull * traps + STUBS_TRAPS <= plain;
 }
 
 int stubs_real_over(unsigned long long real, unsigned long long stub)

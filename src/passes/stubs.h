@@ -12,6 +12,12 @@
  * (elf_kernel_is_stub(), read off the instructions) — while on another target Y its code is real:
  * at least STUBS_RATIO times as large and STUBS_MARGIN bytes more. A kernel that is small everywhere (a
  * tiny kernel) is never a stub, nor one whose targets differ by tuned code (neither trivial).
+ * Library code may also keep a kernel's frame and compile only its inner paths out, into traps:
+ * CUTLASS's sm100 GEMM built for plain sm_100 reaches CUTE_INVALID_CONTROL_PATH (assert, print,
+ * __brkpt) wherever a tcgen05 atom needs the a/f form: 77,568 bytes with 119 trap instructions,
+ * against 56,576 bytes with 7 on sm_100a or sm_100f. Such a kernel has trap paths: at least
+ * STUBS_TRAPS traps, and one per 64 instructions or more; its a/f form builds the code when it
+ * has at most half as many (less STUBS_TRAPS).
  * The sizes are those of each kernel's own code section in the CUDA images (elf.h); nvcc 13.0
  * writes an empty or trap-only kernel in 128 (sm_75) or 256 bytes (sm_80 and up), print and
  * trap in 256 or 384, an assert in 384 or 512, `y[i] *= 2` in 256 or 384, and a CUTLASS sm90
@@ -28,6 +34,7 @@
 #define STUBS_TRIVIAL_CALL 512ull
 #define STUBS_RATIO 4ull
 #define STUBS_MARGIN 512ull
+#define STUBS_TRAPS 8u
 
 struct stubs_target {
 	unsigned sm;
@@ -43,6 +50,7 @@ struct stubs {
 	size_t nk;
 	unsigned long long *code;
 	unsigned char *calls;
+	unsigned *traps;
 };
 
 void stubs_init(struct stubs *s);
@@ -61,6 +69,10 @@ int stubs_read(struct stubs *s, const char *path, char **why);
 long stubs_target_index(const struct stubs *s, unsigned sm, char suffix);
 /* 1 if kernel k's code on target t is trivial (and present). */
 int stubs_trivial(const struct stubs *s, size_t k, size_t t);
+/* 1 if kernel k's code on target t has trap paths (above). */
+int stubs_trap_paths(const struct stubs *s, size_t k, size_t t);
+/* 1 if `traps` (of another target's code) is few enough against `plain` trap paths (above). */
+int stubs_traps_fewer(unsigned traps, unsigned plain);
 /* 1 if code `real` is a real body where `stub` is trivial code (the size rule above). */
 int stubs_real_over(unsigned long long real, unsigned long long stub);
 /* The target on which kernel k has the real body it lacks on t (a stub there), or -1. */

@@ -132,7 +132,7 @@ Test(stubs, size_rule)
 		{ "traps", 75, 900, 0, 1 },  { "traps", 80, 8192, 0, 0 },
 	};
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
-		struct cuda_kernel c = { k[i].name, 0, 0, 0, 0, k[i].stub, k[i].code, k[i].calls };
+		struct cuda_kernel c = { k[i].name, 0, 0, 0, 0, k[i].stub, k[i].code, k[i].calls, 0 };
 		stubs_add(&s, k[i].sm, 0, &c);
 	}
 	cr_assert_eq(s.nt, 2);
@@ -144,6 +144,16 @@ Test(stubs, size_rule)
 	cr_assert_eq(stubs_real_on(&s, 4, 0), -1, "absent on 75");
 	cr_assert_eq(stubs_real_on(&s, 5, 0), 1, "900 bytes, but its instructions only trap");
 	cr_assert(stubs_real_over(36736, 384));
+	/* CUTLASS's sm100 GEMM: 119 traps in 4,848 instructions on plain sm_100, 7 on sm_100a */
+	struct cuda_kernel bw = { "bw", 0, 0, 0, 0, 0, 77568, 1, 119 }, ok = { "ok", 0, 0, 0, 0, 0, 36736, 1, 10 };
+	stubs_add(&s, 100, 0, &bw);
+	stubs_add(&s, 90, 'a', &ok);
+	long t100 = stubs_target_index(&s, 100, 0), t90a = stubs_target_index(&s, 90, 'a');
+	cr_assert(stubs_trap_paths(&s, s.nk - 2, (size_t)t100), "119 traps in 4,848 instructions");
+	cr_assert_not(stubs_trap_paths(&s, s.nk - 1, (size_t)t90a), "10 traps in 2,296 instructions");
+	cr_assert(stubs_traps_fewer(7, 119));
+	cr_assert_not(stubs_traps_fewer(60, 119));
+	cr_assert_not(stubs_traps_fewer(0, 7), "below the minimum");
 	cr_assert_not(stubs_real_over(1152, 384));
 	cr_assert_not(stubs_real_over(600, 100), "4 times but not 512 bytes more");
 	stubs_release(&s);
