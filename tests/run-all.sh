@@ -28,7 +28,7 @@ for variant in release asan; do
 done
 
 # Fuzzing: every parser of outside input under libFuzzer with ASan+UBSan, NVSHIM_FUZZ_SECONDS
-# (default 60) each, starting from its corpus in tests/fuzz/corpus (copied: the run's new
+# (default 45) each, starting from its corpus in tests/fuzz/corpus (copied: the run's new
 # inputs stay out of the tree). Any crash, leak or sanitizer report fails the run; the input
 # that caused it is left in build-test-fuzz/findings/ to add to the corpus once fixed.
 echo "== fuzz build"
@@ -40,7 +40,7 @@ fi
 cmake --build "$dir" -j"$jobs" 2>&1 | grep -E 'warning|error' && exit 1
 [ ${PIPESTATUS[0]} -eq 0 ] || exit 1
 echo "== fuzz"
-seconds=${NVSHIM_FUZZ_SECONDS:-60}
+seconds=${NVSHIM_FUZZ_SECONDS:-45}
 mkdir -p "$dir/findings"
 # One target: mutates a copy of its corpus; prints one ok / not ok line.
 fuzz_one() {
