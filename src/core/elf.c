@@ -648,25 +648,8 @@ static unsigned code_traps(const unsigned char *c, size_t len)
 	return n;
 }
 
-static unsigned kernel_traps(const struct cubin *c, const Elf64_Sym *sym)
-{
-	Elf64_Shdr text;
-	char *why = NULL;
-	if (c->sm < 70 || sym->st_shndx == SHN_UNDEF || sym->st_shndx >= c->shnum ||
-	    read_shdr(c->p, c->size, &c->eh, c->shnum, sym->st_shndx, &text, &why) || text.sh_type == SHT_NOBITS ||
-	    !in_bounds(c->size, text.sh_offset, text.sh_size)) {
-		free(why);
-		return 0;
-	}
-	uint64_t off = sym->st_value, len = sym->st_size;
-	if (!len || off > text.sh_size || len > text.sh_size - off) {
-		off = 0;
-		len = text.sh_size;
-	}
-	return code_traps(c->p + text.sh_offset + off, (size_t)len);
-}
-
-static int kernel_stub(const struct cubin *c, const Elf64_Sym *sym)
+/* A kernel's code in its cubin (sm_70 and newer: 16-byte instructions). Returns 0, or -1. */
+static int kernel_code(const struct cubin *c, const Elf64_Sym *sym, const unsigned char **code, size_t *len)
 {
 	Elf64_Shdr text;
 	char *why = NULL;
@@ -676,12 +659,28 @@ static int kernel_stub(const struct cubin *c, const Elf64_Sym *sym)
 		free(why);
 		return -1;
 	}
-	uint64_t off = sym->st_value, len = sym->st_size;
-	if (!len || off > text.sh_size || len > text.sh_size - off) {
+	uint64_t off = sym->st_value, n = sym->st_size;
+	if (!n || off > text.sh_size || n > text.sh_size - off) {
 		off = 0;
-		len = text.sh_size;
+		n = text.sh_size;
 	}
-	return code_is_stub(c->p + text.sh_offset + off, (size_t)len);
+	*code = c->p + text.sh_offset + off;
+	*len = (size_t)n;
+	return 0;
+}
+
+static unsigned kernel_traps(const struct cubin *c, const Elf64_Sym *sym)
+{
+	const unsigned char *code;
+	size_t len;
+	return kernel_code(c, sym, &code, &len) ? 0 : code_traps(code, len);
+}
+
+static int kernel_stub(const struct cubin *c, const Elf64_Sym *sym)
+{
+	const unsigned char *code;
+	size_t len;
+	return kernel_code(c, sym, &code, &len) ? -1 : code_is_stub(code, len);
 }
 
 struct kernel_attrs {
