@@ -2,7 +2,8 @@
 """The modules pass on real CUTLASS compiles: nvshim against the real nvcc, alternating.
 
 Cases (each a whole `-c` compile of a CUTLASS example, renamed, modules_rules = false):
-  - nothing to change: example 48 (Hopper GEMM) asked for sm_90a, and example 14 (an sm80-style
+  - nothing to change: example 48 (Hopper GEMM) asked for sm_90a with -gencode (not -arch=sm_90a,
+    which the targets pass makes one pass instead of nvcc's two), and example 14 (an sm80-style
     GEMM) asked for sm_90. nvshim scans the source, holds stderr and reads the object's kernels
     after the compile (the stub check); nvcc runs once.
   - cached verdict: example 48 asked for plain sm_90, after a first build has learnt that it
@@ -59,7 +60,8 @@ def main():
     g = flags + ["my_gemm.cu", "-o", "g.o"]
     first = timed([nvshim] + g + ["-arch=sm_90"], env, work)  # learns sm_90a
     plain_first = timed([a.nvcc] + g + ["-arch=sm_90"], env, work)
-    cases = [("example 48 for sm_90a: nothing to change", [nvshim] + g + ["-arch=sm_90a"], [a.nvcc] + g + ["-arch=sm_90a"]),
+    sm90a = ["-gencode=arch=compute_90a,code=sm_90a"]  # a line no pass changes (-arch=sm_90a is made one pass)
+    cases = [("example 48 for sm_90a (-gencode): nothing to change", [nvshim] + g + sm90a, [a.nvcc] + g + sm90a),
              ("example 14 (sm80-style) for sm_90: nothing to change",
               [nvshim] + flags + ["my_ampere_gemm.cu", "-o", "a.o", "-arch=sm_90"],
               [a.nvcc] + flags + ["my_ampere_gemm.cu", "-o", "a.o", "-arch=sm_90"]),
