@@ -374,7 +374,9 @@ static size_t add_journal(struct stats *st, const char *text, size_t len, size_t
 		if (!nl)
 			break;
 		size_t n = (size_t)(nl - (text + at));
-		if (n && !memchr(text + at, '\0', n) && !starts(text + at, JOURNAL_HEADER)) {
+		/* the header line (bounded: the text is not NUL-terminated) */
+		int header = n >= strlen(JOURNAL_HEADER) && !memcmp(text + at, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
+		if (n && !memchr(text + at, '\0', n) && !header) {
 			char *line = xstrndup(text + at, n);
 			added += !add_journal_line(st, line);
 			free(line);
