@@ -387,6 +387,15 @@ static size_t add_journal(struct stats *st, const char *text, size_t len, size_t
 	return added;
 }
 
+/* The journal's lines that the summary has not merged yet (all of them when the journal is of
+ * another generation) added to st; gen gets the journal's generation, *end where its last
+ * whole line ends. */
+static void merge_journal(struct stats *st, const char *text, size_t len, char *gen, size_t size, size_t *end)
+{
+	stats_journal_gen(text, len, gen, size);
+	add_journal(st, text, len, !strcmp(st->gen, gen) ? st->offset : 0, end);
+}
+
 size_t stats_add_journal(struct stats *st, const char *text, size_t len, size_t offset)
 {
 	size_t end;
@@ -640,6 +649,19 @@ static int journal_restart(int jfd)
 	return rc;
 }
 
+/* Writes the summary, then empties the journal (jfd, locked): the summary first, so that a
+ * crash before the journal is emptied leaves `merged` pointing past what it holds. */
+static int write_summary(const char *cache_dir, const struct stats *st, int jfd)
+{
+	char *summary = stats_format(st), *path = record_path(cache_dir, "summary");
+	char *dir = concat(cache_dir, "/stats", NULL);
+	int rc = cache_write(dir, path, summary) || journal_restart(jfd) ? -1 : 0;
+	free(dir);
+	free(path);
+	free(summary);
+	return rc;
+}
+
 /* Takes the record's lock and the journal's exclusive flock. Returns the journal's fd (and
  * *lock_fd), -2 when another process holds the lock and !wait, -1 on failure. */
 static int record_lock(const char *cache_dir, int wait, int *lock_fd)
@@ -684,21 +706,13 @@ int stats_compact(const char *cache_dir, int wait, int *damaged)
 	char gen[64];
 	char *text = read_fd(jfd, STATS_JOURNAL_MAX + 65536, &len);
 	load_summary(&st, cache_dir, damaged);
-	stats_journal_gen(text, len, gen, sizeof(gen));
-	add_journal(&st, text, len, !strcmp(st.gen, gen) ? st.offset : 0, &end);
+	merge_journal(&st, text, len, gen, sizeof(gen), &end);
 	free(st.gen);
 	st.gen = xstrdup(gen);
 	st.offset = end;
 	if (!st.since)
 		st.since = (long long)time(NULL);
-	char *summary = stats_format(&st), *path = record_path(cache_dir, "summary");
-	char *dir = concat(cache_dir, "/stats", NULL);
-	/* The summary first: a crash before the journal is emptied leaves `merged` pointing past
-	 * what it holds. */
-	int rc = cache_write(dir, path, summary) || journal_restart(jfd) ? -1 : 0;
-	free(dir);
-	free(path);
-	free(summary);
+	int rc = write_summary(cache_dir, &st, jfd);
 	free(text);
 	stats_release(&st);
 	record_unlock(jfd, lfd);
@@ -718,8 +732,7 @@ int stats_load(struct stats *st, const char *cache_dir, int *damaged)
 		char gen[64];
 		char *text = read_fd(fd, STATS_JOURNAL_MAX + 65536, &len);
 		close(fd);
-		stats_journal_gen(text, len, gen, sizeof(gen));
-		add_journal(st, text, len, !strcmp(st->gen, gen) ? st->offset : 0, &end);
+		merge_journal(st, text, len, gen, sizeof(gen), &end);
 		free(text);
 	}
 	return have ? 0 : -1;
@@ -740,12 +753,7 @@ int stats_zero(const char *cache_dir)
 	free(st.gen);
 	st.gen = xstrdup(gen);
 	st.offset = len;
-	char *summary = stats_format(&st), *path = record_path(cache_dir, "summary");
-	char *dir = concat(cache_dir, "/stats", NULL);
-	int rc = cache_write(dir, path, summary) || journal_restart(jfd) ? -1 : 0;
-	free(dir);
-	free(path);
-	free(summary);
+	int rc = write_summary(cache_dir, &st, jfd);
 	free(text);
 	stats_release(&st);
 	record_unlock(jfd, lfd);
