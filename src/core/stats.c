@@ -113,12 +113,16 @@ void stats_release(struct stats *st)
 	memset(st, 0, sizeof(*st));
 }
 
+/* The build of an id, compared as build_new() stores it (clean_name()). */
 static struct stats_build *build_find(struct stats *st, const char *id)
 {
-	for (size_t i = 0; i < st->nbuilds; i++)
-		if (!strcmp(st->builds[i].id, id))
-			return &st->builds[i];
-	return NULL;
+	char *clean = clean_name(id);
+	struct stats_build *b = NULL;
+	for (size_t i = 0; i < st->nbuilds && !b; i++)
+		if (!strcmp(st->builds[i].id, clean))
+			b = &st->builds[i];
+	free(clean);
+	return b;
 }
 
 /* A new build at the end; the one seen least recently goes when there are too many. */
