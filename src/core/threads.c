@@ -18,8 +18,25 @@
 #include <libiberty.h>
 
 #include "core/cache.h"
+#include "core/slots.h"
 
 /* ---- the decision ---- */
+
+unsigned threads_gate_slots(const struct threads_input *in)
+{
+	const struct threads_machine *m = &in->m;
+	unsigned cpus = m->cpus ? m->cpus : 1;
+	/* the stages nvshim's compiles run hold the slots: the other compilers are someone else's */
+	unsigned others = m->compilers > m->held ? m->compilers - m->held : 0;
+	unsigned n = cpus > others ? cpus - others : 1;
+	if (m->mem_avail_mb >= 0 && in->pass_mb > 0) {
+		/* the stages running now already have their memory */
+		long long by_mem = m->mem_avail_mb / in->pass_mb + m->held;
+		if (by_mem < (long long)n)
+			n = by_mem > 1 ? (unsigned)by_mem : 1;
+	}
+	return n > SLOTS_MAX ? SLOTS_MAX : n;
+}
 
 unsigned threads_decide(const struct threads_input *in, char **why)
 {
@@ -27,11 +44,16 @@ unsigned threads_decide(const struct threads_input *in, char **why)
 	unsigned cpus = m->cpus ? m->cpus : 1;
 	unsigned busy = m->compilers > m->held ? m->compilers : m->held;
 	unsigned free_cpus = cpus > busy ? cpus - busy : 0;
-	unsigned want = in->units < free_cpus ? in->units : free_cpus;
+	unsigned others = m->compilers > m->held ? m->compilers - m->held : 0;
+	unsigned slots = in->gate ? threads_gate_slots(in) : 0;
+	/* With the gate, the stages take turns in the slots: K is what this compile could use if
+	 * the others ended, the slots decide what runs. */
+	unsigned room = in->gate ? slots : free_cpus;
+	unsigned want = in->units < room ? in->units : room;
 	char mem[64] = "";
 	if (m->mem_avail_mb >= 0 && in->pass_mb > 0) {
 		long long by_mem = m->mem_avail_mb / in->pass_mb;
-		if (by_mem < (long long)want)
+		if (!in->gate && by_mem < (long long)want)
 			want = (unsigned)(by_mem > 0 ? by_mem : 0);
 		snprintf(mem, sizeof(mem), ", memory for %lld pass%s", by_mem, by_mem == 1 ? "" : "es");
 	}
@@ -45,7 +67,12 @@ unsigned threads_decide(const struct threads_input *in, char **why)
 	}
 	if (want < 1)
 		want = 1;
-	if (why)
+	if (why && in->gate)
+		*why = xasprintf("%u target%s, %u CPU%s, %u other compiler%s running, %u slot%s held by nvshim's "
+				 "stages%s%s",
+				 in->units, in->units == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s", others,
+				 others == 1 ? "" : "s", m->held, m->held == 1 ? "" : "s", mem, cap);
+	else if (why)
 		*why = xasprintf("%u target%s, %u of %u CPU%s free (%u compiler%s running, %u slot%s held)%s%s",
 				 in->units, in->units == 1 ? "" : "s", free_cpus, cpus, cpus == 1 ? "" : "s",
 				 m->compilers, m->compilers == 1 ? "" : "s", m->held, m->held == 1 ? "" : "s",
@@ -551,6 +578,8 @@ static void on_fatal_signal(int sig)
 
 static unsigned env_k;
 static char *env_saved; /* NVCC_APPEND_FLAGS before, NULL: it was unset */
+static int env_gate;    /* LD_PRELOAD and SLOTS_GATE_ENV set by threads_env_gate() */
+static char *env_preload_saved; /* LD_PRELOAD before, NULL: it was unset */
 
 void threads_env_add(unsigned k)
 {
@@ -564,6 +593,25 @@ void threads_env_add(unsigned k)
 	env_k = k;
 }
 
+int threads_env_gate(const char *lib, unsigned n, const char *dir)
+{
+	char spec[PATH_MAX + 16];
+	if (env_gate || !lib || !*lib || getenv(SLOTS_GATE_ENV) || slots_gate_format(spec, sizeof(spec), n, dir))
+		return -1;
+	const char *old = getenv("LD_PRELOAD");
+	env_preload_saved = old ? xstrdup(old) : NULL;
+	char *preload = old && *old ? concat(lib, " ", old, NULL) : xstrdup(lib);
+	if (old)
+		setenv(SLOTS_GATE_PRELOAD_ENV, old, 1);
+	else
+		unsetenv(SLOTS_GATE_PRELOAD_ENV);
+	setenv(SLOTS_GATE_ENV, spec, 1);
+	setenv("LD_PRELOAD", preload, 1);
+	free(preload);
+	env_gate = 1;
+	return 0;
+}
+
 unsigned threads_env_added(void)
 {
 	return env_k;
@@ -571,15 +619,26 @@ unsigned threads_env_added(void)
 
 void threads_env_undo(void)
 {
-	if (!env_k)
-		return;
-	if (env_saved)
-		setenv("NVCC_APPEND_FLAGS", env_saved, 1);
-	else
-		unsetenv("NVCC_APPEND_FLAGS");
-	free(env_saved);
-	env_saved = NULL;
-	env_k = 0;
+	if (env_k) {
+		if (env_saved)
+			setenv("NVCC_APPEND_FLAGS", env_saved, 1);
+		else
+			unsetenv("NVCC_APPEND_FLAGS");
+		free(env_saved);
+		env_saved = NULL;
+		env_k = 0;
+	}
+	if (env_gate) {
+		if (env_preload_saved)
+			setenv("LD_PRELOAD", env_preload_saved, 1);
+		else
+			unsetenv("LD_PRELOAD");
+		unsetenv(SLOTS_GATE_ENV);
+		unsetenv(SLOTS_GATE_PRELOAD_ENV);
+		free(env_preload_saved);
+		env_preload_saved = NULL;
+		env_gate = 0;
+	}
 }
 
 void threads_hold_init(struct threads_hold *h)
@@ -589,67 +648,31 @@ void threads_hold_init(struct threads_hold *h)
 	h->js_rfd = h->js_wfd = -1;
 }
 
-static int slot_open(const char *dir, unsigned i)
+int threads_slots_usable(const char *dir)
 {
-	char name[32];
-	snprintf(name, sizeof(name), "/slot.%u", i);
-	char *path = concat(dir, name, NULL);
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	free(path);
-	return fd;
-}
-
-unsigned threads_slots_held(const char *dir, unsigned total)
-{
-	unsigned held = 0;
-	for (unsigned i = 0; dir && *dir && i < total; i++) {
-		int fd = slot_open(dir, i);
-		if (fd < 0)
-			break;
-		if (flock(fd, LOCK_SH | LOCK_NB))
-			held++;
-		close(fd);
-	}
-	return held;
+	if (!dir || !*dir || (cache_mkdirs(dir) && errno != EEXIST))
+		return 0;
+	int fd = slots_open(dir, 0);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
 }
 
 int threads_slots_take(struct threads_hold *h, const char *dir, unsigned total, unsigned extra)
 {
-	if (!dir || !*dir || !total || (cache_mkdirs(dir) && errno != EEXIST))
+	if (!total || !threads_slots_usable(dir))
 		return -1;
-	if (total > sizeof(h->slot_fds) / sizeof(h->slot_fds[0]))
-		total = sizeof(h->slot_fds) / sizeof(h->slot_fds[0]);
-	int fds[256];
-	for (unsigned i = 0; i < total; i++) {
-		fds[i] = slot_open(dir, i);
-		if (fds[i] < 0) {
-			while (i--)
-				close(fds[i]);
-			return -1;
-		}
-	}
+	if (total > SLOTS_MAX)
+		total = SLOTS_MAX;
 	/* Start at a slot of our own, so that compiles starting together spread out. */
-	unsigned start = (unsigned)getpid() % total;
-	struct timespec t0, nap = { 0, 20 * 1000 * 1000 };
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		for (unsigned k = 0; k < total && h->nslots < extra + 1; k++) {
-			unsigned i = (start + k) % total;
-			if (fds[i] >= 0 && !flock(fds[i], LOCK_EX | LOCK_NB)) {
-				h->slot_fds[h->nslots++] = fds[i];
-				fds[i] = -1;
-			}
-		}
-		if (h->nslots)
-			break;
-		nanosleep(&nap, NULL);
-	}
-	struct timespec t1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	h->waited_ms = (unsigned)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
-	for (unsigned i = 0; i < total; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	unsigned start = (unsigned)getpid();
+	int fd = slots_wait(dir, total, start, &h->waited_ms);
+	if (fd < 0)
+		return -1;
+	h->slot_fds[h->nslots++] = fd;
+	while (h->nslots < extra + 1 && h->nslots < total && (fd = slots_try(dir, total, start)) >= 0)
+		h->slot_fds[h->nslots++] = fd;
 	return (int)h->nslots - 1;
 }
 
@@ -722,8 +745,24 @@ unsigned threads_tokens_take(struct threads_hold *h, const char *makeflags, unsi
 	return h->tokens;
 }
 
+int threads_hold_apply(struct threads_hold *h)
+{
+	int rc = 0;
+	if (h->gate_lib && threads_env_gate(h->gate_lib, h->gate_n, h->gate_dir)) {
+		free(h->gate_lib);
+		h->gate_lib = NULL;
+		rc = -1;
+	}
+	if (h->k > 1)
+		threads_env_add(h->k);
+	return rc;
+}
+
 void threads_hold_release(struct threads_hold *h)
 {
+	free(h->gate_lib);
+	free(h->gate_dir);
+	h->gate_lib = h->gate_dir = NULL;
 	if (h->tokens) {
 		tokens_give_back();
 		for (int i = 0; i < 3; i++)

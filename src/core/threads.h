@@ -1,27 +1,35 @@
 /* threads: how many of a compile's device passes may run at once (nvcc's --threads K).
  *
  * nvcc runs the per-target passes of a compile (cicc, ptxas) one after another unless it is
- * given --threads K. This module chooses K from what the machine has free at that moment, and
- * holds what it took while nvcc runs:
+ * given --threads K. This module chooses K from what the machine has at that moment:
  *
  *   CPUs      the CPUs this process may use: sched_getaffinity, then the cgroup's CPU quota
  *             (v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us), rounded down, at least 1;
  *   busy      compilers running now (cicc, ptxas, cudafe++, cc1plus, ...: /proc/<pid>/comm),
- *             and the slots other nvshim compiles hold;
+ *             and the slots nvshim's compiles hold;
  *   memory    MemAvailable (/proc/meminfo) and the cgroup's memory.max less memory.current,
  *             against THREADS_PASS_MB per pass at once;
- *   slots     nvshim's own compiles coordinate through <cache_dir>/threads/slot.<i>, one file
- *             per CPU, each held with flock() for the length of one compile: a compile takes one
- *             slot (waiting when every slot is held, so that nvshim never runs more compiles
- *             than CPUs) and up to K-1 more without waiting;
+ *   slots     nvshim's own compiles share <cache_dir>/threads/slot.<i>, one file per CPU
+ *             (core/slots.h);
  *   jobserver with GNU make's jobserver in MAKEFLAGS (--jobserver-auth=R,W or fifo:PATH), the
  *             K-1 extra threads are also tokens read from it without waiting, written back when
  *             the compile ends (also on SIGINT, SIGTERM and SIGHUP). A jobserver that MAKEFLAGS
  *             names but that cannot be used gives K = 1.
  *
- * The decision itself is pure (threads_decide(), threads_settle()) and is tested on plain
- * data; the readers parse text (threads_parse_*()), so they are fuzzed. Any failure of the
- * accounting gives K = 1: it never fails a build.
+ * How the slots are used, two ways:
+ *
+ *   the gate  (libnvshim-gate.so in front of nvcc, preload/gate.h) each of nvcc's stages takes
+ *             one slot while it runs. K is then as many targets as the slots this compile may
+ *             use (the CPUs less the compilers that are not nvshim's, within memory): the slots
+ *             decide what runs, so a full build runs no more stages than CPUs and its tail
+ *             gets the CPUs the finished compiles gave back (threads_env_gate());
+ *   held      without the gate, the compile itself takes one slot for as long as nvcc runs
+ *             (waiting when every slot is held) and up to K-1 more without waiting, and K is
+ *             what the free CPUs allow now (threads_slots_take()).
+ *
+ * The decision itself is pure (threads_decide(), threads_gate_slots(), threads_settle()) and is
+ * tested on plain data; the readers parse text (threads_parse_*()), so they are fuzzed. Any
+ * failure of the accounting gives K = 1: it never fails a build.
  *
  * NVSHIM_MACHINE="cpus=N,busy=N,mem_mb=N" replaces what is read from the machine (for tests;
  * a field left out is read).
@@ -69,10 +77,15 @@ struct threads_input {
 	size_t setting;   /* the threads setting */
 	struct threads_machine m;
 	long long pass_mb; /* memory per pass at once (THREADS_PASS_MB) */
+	int gate;          /* nvcc's stages take slots themselves (libnvshim-gate.so) */
 };
 
 /* How many threads to ask for (at least 1), and why (a short text for the note, xmalloc'ed). */
 unsigned threads_decide(const struct threads_input *in, char **why);
+/* With the gate: how many slots nvcc's stages share (1 .. SLOTS_MAX): the CPUs less the
+ * compilers that hold no slot, and no more than the passes running now and those that fit in
+ * the memory left. */
+unsigned threads_gate_slots(const struct threads_input *in);
 /* K once slots and tokens were taken: want capped by 1 + extra slots got, and, with a usable
  * jobserver, by 1 + tokens got; a broken jobserver gives 1. */
 unsigned threads_settle(unsigned want, unsigned extra_slots, enum threads_js js, unsigned tokens);
@@ -105,19 +118,24 @@ int threads_parse_override(const char *text, struct threads_machine *m);
 
 /* Reads CPUs, quota, compilers and memory; `override` (NVSHIM_MACHINE, may be NULL) replaces
  * the fields it names. Never fails: what cannot be read stays unknown. The slots others hold
- * (m->held) are counted by threads_slots_held(). */
+ * (m->held) are counted by slots_held() (core/slots.h). */
 void threads_machine_read(struct threads_machine *m, const char *override);
 
 /* ---- what a compile holds while nvcc runs ---- */
 
 struct threads_hold {
-	int slot_fds[256]; /* flock'ed slot files */
+	int slot_fds[256]; /* flock'ed slot files (SLOTS_MAX) */
 	unsigned nslots;
 	unsigned waited_ms; /* how long the first slot took */
 	struct threads_jobserver js;
 	int js_rfd, js_wfd; /* opened for this compile (-1: none) */
 	unsigned tokens;    /* bytes read from the jobserver, to be written back */
 	char token_bytes[256];
+	/* what threads_hold_apply() puts in the environment */
+	unsigned k;         /* --threads K (1: none) */
+	char *gate_lib;     /* libnvshim-gate.so, or NULL: no gate */
+	char *gate_dir;     /* its slots */
+	unsigned gate_n;
 };
 
 void threads_hold_init(struct threads_hold *h);
@@ -126,12 +144,18 @@ void threads_hold_init(struct threads_hold *h);
  * line, and so every cache's key, stays as it is). nvcc given --threads exits with status 255
  * for every failure, where serial nvcc gives 1 or 2 (or the status of a stage's signal), so a
  * compile that fails with it is run again without it: threads_env_added() says whether K > 1
- * is in effect, threads_env_undo() restores NVCC_APPEND_FLAGS as it was. */
+ * is in effect, threads_env_undo() restores the environment as it was (NVCC_APPEND_FLAGS, and
+ * what threads_env_gate() set). */
 void threads_env_add(unsigned k);
 unsigned threads_env_added(void);
 void threads_env_undo(void);
-/* How many of the `total` slots of <dir> others hold now (none taken). */
-unsigned threads_slots_held(const char *dir, unsigned total);
+/* The gate for the tools nvshim starts from now on: `lib` first in LD_PRELOAD, SLOTS_GATE_ENV
+ * naming n slots in dir, the user's LD_PRELOAD kept in SLOTS_GATE_PRELOAD_ENV (the gate puts it
+ * back inside nvcc). Returns 0, or -1 when it cannot be set (a gate already set by an nvshim
+ * further up: that one counts). */
+int threads_env_gate(const char *lib, unsigned n, const char *dir);
+/* Whether <dir> holds usable slots (it is created when missing). */
+int threads_slots_usable(const char *dir);
 /* Takes one slot of <dir>/slot.0 .. slot.<total-1>, waiting while every one is held, then up to
  * `extra` more without waiting. Returns the extra slots taken, or -1 when the slots cannot be
  * used (no directory: the compile then runs with what it was given, holding nothing). */
@@ -141,6 +165,11 @@ void threads_slots_keep(struct threads_hold *h, unsigned k);
 /* Reads up to n tokens from the jobserver without waiting; returns how many were read (0 when
  * it cannot be used: h->js.kind is then THREADS_JS_BROKEN). */
 unsigned threads_tokens_take(struct threads_hold *h, const char *makeflags, unsigned n);
+/* Sets the environment for the tools nvshim starts from now on: --threads h->k
+ * (threads_env_add()) and the gate (threads_env_gate()); called just before nvcc runs, so that
+ * what nvshim runs before it (a host compiler's --version) sees none of it. Returns 0, or -1 when
+ * the gate could not be set (nothing of it is then in effect; h->gate_lib is cleared). */
+int threads_hold_apply(struct threads_hold *h);
 /* Gives back the tokens and the slots; safe to call twice. */
 void threads_hold_release(struct threads_hold *h);
 

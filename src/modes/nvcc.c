@@ -14,6 +14,7 @@
 #include "core/once.h"
 #include "core/runner.h"
 #include "core/stats.h"
+#include "core/slots.h"
 #include "core/threads.h"
 #include "passes/gates.h"
 #include "passes/targets.h"
@@ -209,21 +210,29 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 			  "(injected fault, NVSHIM_FAULT)", units);
 		return 1;
 	}
-	struct threads_input in = { units, s->cfg.threads, { 0 }, THREADS_PASS_MB };
+	struct threads_input in = { units, s->cfg.threads, { 0 }, THREADS_PASS_MB, 0 };
 	threads_machine_read(&in.m, getenv("NVSHIM_MACHINE"));
 	char *dir = s->cfg.cache_dir && *s->cfg.cache_dir ? concat(s->cfg.cache_dir, "/threads", NULL) : NULL;
-	in.m.held = threads_slots_held(dir, in.m.cpus);
+	/* The gate, unless sccache runs nvcc's stages itself, or an nvshim further up set one. */
+	const char *launcher = s->cfg.launcher && *s->cfg.launcher ? lbasename(s->cfg.launcher) : "";
+	char *gate = dir && strcmp(launcher, "sccache") && !getenv(SLOTS_GATE_ENV) &&
+			     (!acquire || threads_slots_usable(dir))
+			     ? session_gate_library(&s->self)
+			     : NULL;
+	in.gate = gate != NULL;
+	in.m.held = slots_held(dir, in.m.cpus);
 	char *why = NULL;
 	unsigned want = threads_decide(&in, &why);
-	unsigned k = want;
+	unsigned k = want, slots = in.gate ? threads_gate_slots(&in) : 0;
 	char *how = xstrdup("");
 	if (acquire) {
-		int extra = threads_slots_take(hold, dir, in.m.cpus, want - 1);
+		int extra = in.gate ? (int)want - 1 : threads_slots_take(hold, dir, in.m.cpus, want - 1);
 		unsigned tokens = 0;
 		if (extra > 0)
 			tokens = threads_tokens_take(hold, getenv("MAKEFLAGS"), (unsigned)extra);
 		k = threads_settle(want, extra < 0 ? 0 : (unsigned)extra, hold->js.kind, tokens);
-		threads_slots_keep(hold, k);
+		if (!in.gate)
+			threads_slots_keep(hold, k);
 		free(how);
 		if (extra < 0)
 			how = xasprintf("; the slots in %s cannot be used", dir ? dir : "(no cache_dir)");
@@ -240,14 +249,23 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 			how = w;
 		}
 	}
-	if (k > 1) {
-		if (acquire)
-			threads_env_add(k);
-		plan_note(plan, "threads.auto", "%s --threads %u (in NVCC_APPEND_FLAGS): %s%s",
-			  acquire ? "compiles with" : "would compile with", k, why, how);
-	} else {
-		plan_note(plan, "threads.auto", "one pass at a time: %s%s", why, how);
+	char *turns = gate ? xasprintf(", nvcc's stages taking turns in %u slot%s", slots, slots == 1 ? "" : "s")
+			   : xstrdup("");
+	if (acquire) {
+		/* set just before nvcc runs (threads_hold_apply()) */
+		hold->k = k;
+		hold->gate_lib = gate ? xstrdup(gate) : NULL;
+		hold->gate_dir = gate ? xstrdup(dir) : NULL;
+		hold->gate_n = slots;
 	}
+	if (k > 1) {
+		plan_note(plan, "threads.auto", "%s --threads %u (in NVCC_APPEND_FLAGS)%s: %s%s",
+			  acquire ? "compiles with" : "would compile with", k, turns, why, how);
+	} else {
+		plan_note(plan, "threads.auto", "one pass at a time%s: %s%s", turns, why, how);
+	}
+	free(turns);
+	free(gate);
 	free(how);
 	free(why);
 	free(dir);
@@ -313,12 +331,11 @@ void nvcc_print_notes(const struct session *s, const struct plan *plan)
 /* A compile that failed with the --threads nvshim added (threads.h: nvcc then exits 255 for
  * every failure) runs again one pass at a time, so that the caller gets serial nvcc's messages
  * and status; the first run's stderr is dropped. */
-static void nvcc_serial_again(struct plan *plan, struct run_result *res, char **err)
+static void nvcc_serial_again(struct plan *plan, unsigned k, struct run_result *res, char **err)
 {
 	plan_note(plan, "threads.serial", "nvcc failed with --threads %u (status %d): running it again one "
-		  "pass at a time for nvcc's own messages and status", threads_env_added(), res->status);
+		  "pass at a time for nvcc's own messages and status", k, res->status);
 	diag_note(VERBOSITY_VERBOSE, "%s", plan->notes.v[plan->notes.n - 1]);
-	threads_env_undo();
 	free(*err);
 	*err = NULL;
 	runner_run_held(plan->tool, &plan->argv, res, err);
@@ -346,8 +363,11 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 		runner_run_held(plan->tool, &plan->argv, &res, &err);
 		/* Stopped by a signal: what nvcc printed, and nothing more is run. */
 		int stop = runner_signal() != 0;
-		if (res.status && !stop && threads_env_added() > 1) {
-			nvcc_serial_again(plan, &res, &err);
+		unsigned k = threads_env_added();
+		/* what runs from now on (a serial run, a link retry, a crash's replay) runs as nvcc would */
+		threads_env_undo();
+		if (res.status && !stop && k > 1) {
+			nvcc_serial_again(plan, k, &res, &err);
 			stop = runner_signal() != 0;
 		}
 		char *sym = !stop && res.status && retry && retry->n
@@ -479,10 +499,12 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 		argv_push(&in, name);
 		argv_pushn(&in, given, ngiven);
 		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv, s->self.exe_dir };
+		threads_hold_apply(&th);
 		status = modules ? nvcc_run_modules(s, plan, ps, nvcc, &in, link, watch ? &cc : NULL)
 				 : run_plan(s, plan, &in, &link->retry, watch ? &cc : NULL, NULL,
 					    th.nslots || th.tokens);
 		threads_hold_release(&th);
+		threads_env_undo();
 		argv_release(&in);
 		/* Kernels nvcc builds that no launch accepts (a stack past the limit). */
 		if (!status && watch && s->cfg.explain_resources)

@@ -56,10 +56,12 @@ void nvcc_modules_launcher(struct nvcc_passes *ps, const struct plan *plan, cons
 /* The threads step (threads.h), after the passes: for a compile of several targets whose line
  * has no --threads/-t, K from the CPUs, compilers, memory, nvshim's slots and make's jobserver;
  * K > 1 goes to nvcc as --threads K in NVCC_APPEND_FLAGS (the arguments, and so every cache's
- * key, stay as they are). With `acquire`, slots and tokens are taken into `hold` (released by
- * threads_hold_release() once nvcc has run) and the environment is set; without, nothing is
- * taken (explain). Adds a note (rule threads.auto) when it applies; returns K (1: nothing to
- * add). Fail open: a failure of the accounting gives 1. */
+ * key, stay as they are); with libnvshim-gate.so beside nvshim, nvcc's stages take turns in the
+ * slots (preload/gate.h). With `acquire`, slots and tokens are taken into `hold` (released by
+ * threads_hold_release() once nvcc has run), which threads_hold_apply() then puts in the
+ * environment just before nvcc runs; without, nothing is taken (explain). Adds a note (rule
+ * threads.auto) when it applies; returns K (1: nothing to add). Fail open: a failure of the
+ * accounting gives 1. */
 unsigned nvcc_threads_step(const struct session *s, const struct invocation *inv, struct plan *plan,
 			   struct threads_hold *hold, int acquire);
 

@@ -17,6 +17,7 @@
 #include "core/logfile.h"
 #include "core/runner.h"
 #include "core/stats.h"
+#include "preload/gate.h"
 
 const char *session_env(const char *name)
 {
@@ -85,6 +86,11 @@ char *session_devices_helper(const struct self *self)
 char *session_preload_library(const struct self *self)
 {
 	return session_libexec_file(self, "libnvshim-preload.so", R_OK);
+}
+
+char *session_gate_library(const struct self *self)
+{
+	return session_libexec_file(self, GATE_LIBRARY, R_OK);
 }
 
 

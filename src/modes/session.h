@@ -46,6 +46,8 @@ char *session_libexec_file(const struct self *self, const char *name, int mode);
 /* libexec/nvshim/nvshim-devices and libexec/nvshim/libnvshim-preload.so, or NULL. */
 char *session_devices_helper(const struct self *self);
 char *session_preload_library(const struct self *self);
+/* libexec/nvshim/libnvshim-gate.so (preload/gate.h), or NULL. */
+char *session_gate_library(const struct self *self);
 
 /* The GPUs, read at the first session_devices_load(&sd) (devices.h: the override, the cache,
  * the helper). */

@@ -8,7 +8,7 @@ unset NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS
 # (not a script on PATH that starts some toolkit's nvcc).
 [ -n "${NVCC:-}" ] && [ -x "$NVCC" ] && PATH="$(dirname "$NVCC"):$PATH"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/nvshim-e2e-XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+[ -n "${KEEP_WORK:-}" ] || trap 'rm -rf "$WORK"' EXIT
 export HOME="$WORK/home" XDG_CONFIG_HOME="$WORK/home/.config" XDG_CACHE_HOME="$WORK/home/.cache"
 mkdir -p "$HOME"
 PASSED=0

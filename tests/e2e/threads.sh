@@ -5,6 +5,9 @@
 # targets and the same code with and without it; ccache behind and in front of nvshim keys on
 # the command line, so the K of one machine does not change a key; GNU make's jobserver gives
 # tokens to a rule with '+' and gives K = 1 to one without; a fault in the accounting is K = 1.
+# The gate (libnvshim-gate.so in front of nvcc): nvcc's stages wait while every slot is held,
+# compiles started together run no more host-compiler stages at once than slots, the stages
+# see the user's environment, and without the library (or its slots) nvshim falls back.
 # NVSHIM_MACHINE fixes the CPUs and the compilers running (this machine is shared).
 NVSHIM=$1 NVCC=$2
 . "$(dirname "$0")/lib.sh"
@@ -32,11 +35,11 @@ out=$(NVSHIM_LOG_FILE=$WORK/log "$NV" -c k.cu -o auto.o "${THREE[@]}" 2>&1)
 check "three targets, four CPUs free: --threads 3 in NVCC_APPEND_FLAGS" test "$(appended)" = "--threads 3"
 check "... said at verbosity verbose only" test -z "$out"
 check "... and recorded in the log with its reason" \
-	grep -q '"compiles with --threads 3 (in NVCC_APPEND_FLAGS): 3 targets, 4 of 4 CPUs free (0 compilers running, 0 slots held), memory for 62 passes \[threads.auto\]"' log
+	grep -q '"compiles with --threads 3 (in NVCC_APPEND_FLAGS), nvcc.s stages taking turns in 4 slots: 3 targets, 4 CPUs, 0 other compilers running, 0 slots held by nvshim.s stages, memory for 62 passes \[threads.auto\]"' log
 check "... the arguments nvcc got are the user's" \
 	grep -q "\"argv_out\":\[\"$WORK/rec/nvcc\",\"-c\",\"k.cu\",\"-o\",\"auto.o\",\"-gencode\",\"arch=compute_75,code=sm_75\"" log
 out=$(NVSHIM_VERBOSITY=verbose "$NV" -c k.cu -o auto.o "${THREE[@]}" 2>&1)
-check "verbose shows the decision" contains "$out" "^nvshim info    : compiles with --threads 3 (in NVCC_APPEND_FLAGS): 3 targets"
+check "verbose shows the decision" contains "$out" "^nvshim info    : compiles with --threads 3 (in NVCC_APPEND_FLAGS), nvcc's stages taking turns in 4 slots: 3 targets"
 appended >/dev/null
 NVCC_APPEND_FLAGS="-DX=1" "$NV" -c k.cu -o auto.o "${THREE[@]}"
 check "a user's NVCC_APPEND_FLAGS is kept, --threads after it" test "$(appended)" = "-DX=1 --threads 3"
@@ -120,11 +123,11 @@ EOF
 if make --version 2>/dev/null | grep -q 'GNU Make'; then
 	NVSHIM_LOG_FILE=$WORK/mlog make -j3 plus.o >make.out 2>&1
 	check "make -j3, a rule with '+': two tokens taken, --threads 3" \
-		grep -q 'compiles with --threads 3 (in NVCC_APPEND_FLAGS): .*; 2 tokens from make.s jobserver' mlog
+		grep -q 'compiles with --threads 3 (in NVCC_APPEND_FLAGS), .*; 2 tokens from make.s jobserver' mlog
 	rm -f mlog
 	NVSHIM_LOG_FILE=$WORK/mlog make -j3 plain.o >>make.out 2>&1
 	check "make -j3, a rule without '+': the jobserver cannot be used, one pass at a time" \
-		grep -q 'one pass at a time: .*MAKEFLAGS names a jobserver this command cannot use' mlog
+		grep -q 'one pass at a time, .*: .*MAKEFLAGS names a jobserver this command cannot use' mlog
 	rm -f mlog plus.o
 	NVSHIM_LOG_FILE=$WORK/mlog make -j1 plus.o >>make.out 2>&1
 	check "make -j1 (no jobserver): the machine decides" grep -q 'compiles with --threads 3' mlog
@@ -138,6 +141,96 @@ if make --version 2>/dev/null | grep -q 'GNU Make'; then
 else
 	skip "make's jobserver" "GNU make is not installed"
 fi
+appended >/dev/null
+
+# The gate. nvcc's stages see the environment the user gave: a host compiler that records it.
+cat >envcc <<EOF
+#!/bin/sh
+echo "LD_PRELOAD=\${LD_PRELOAD-unset} NVSHIM_GATE=\${NVSHIM_GATE-unset} NVSHIM_GATE_LD_PRELOAD=\${NVSHIM_GATE_LD_PRELOAD-unset}" >>"$WORK/envs"
+exec g++ "\$@"
+EOF
+chmod +x envcc
+"$NV" -c k.cu -o env.o "${THREE[@]}" -ccbin "$WORK/envcc"
+check "the gate: nvcc's stages see no LD_PRELOAD and no NVSHIM_GATE where the user had none" \
+	test "$(sort -u envs)" = "LD_PRELOAD=unset NVSHIM_GATE=unset NVSHIM_GATE_LD_PRELOAD=unset"
+rm -f envs
+LD_PRELOAD=libm.so.6 "$NV" -c k.cu -o env.o "${THREE[@]}" -ccbin "$WORK/envcc"
+check "... and the user's LD_PRELOAD as it was" \
+	test "$(sort -u envs)" = "LD_PRELOAD=libm.so.6 NVSHIM_GATE=unset NVSHIM_GATE_LD_PRELOAD=unset"
+appended >/dev/null
+
+# Every slot held by another process: the compile's stages wait for one.
+SLOTS=$XDG_CACHE_HOME/nvshim/threads
+if command -v flock >/dev/null; then
+	rm -f held.o
+	flock "$SLOTS/slot.0" sleep 4 &
+	h0=$!
+	flock "$SLOTS/slot.1" sleep 4 &
+	h1=$!
+	sleep 0.5
+	NVSHIM_MACHINE=cpus=2,busy=0 NVSHIM_LOG_FILE=$WORK/glog "$NV" -c k.cu -o held.o "${THREE[@]}" &
+	c=$!
+	sleep 2.5
+	check "both slots held elsewhere: after 2.5 s the compile has written nothing" test ! -e held.o
+	stages=$(ps -e -o ppid=,comm= | awk -v p="$(pgrep -d' ' -P "$c")" 'BEGIN { n = split(p, a, " "); for (i = 1; i <= n; i++) k[a[i]] = 1 } ($1 in k) { print $2 }')
+	check "... and runs no stage below it (${stages:-none})" test -z "$stages"
+	wait $h0 $h1
+	wait $c
+	check "... once they are given back it finishes" test $? -eq 0 -a -s held.o
+	check "... the log says the stages took turns in 2 slots, 2 held" \
+		grep -q "taking turns in 2 slots: 3 targets, 2 CPUs, 0 other compilers running, 2 slots held by nvshim's stages" glog
+else
+	skip "the gate waits for a slot" "flock(1) is not installed"
+fi
+appended >/dev/null
+
+# Three compiles at once with two slots: never more than two host-compiler stages at once. The
+# host compiler counts the stages running beside it (and sleeps, so that they overlap).
+cat >countcc <<EOF
+#!/bin/bash
+# nvcc's stages (system()), not its own first look at the host compiler (fork and exec)
+case " \$* " in *" -D__CUDA"*) ;; *) exec g++ "\$@";; esac
+exec 9>>"$WORK/count.lock"
+flock 9; n=\$((\$(cat "$WORK/count.now" 2>/dev/null || echo 0) + 1)); echo \$n >"$WORK/count.now"
+[ \$n -gt \$(cat "$WORK/count.max" 2>/dev/null || echo 0) ] && echo \$n >"$WORK/count.max"; flock -u 9
+sleep 0.7
+flock 9; echo \$((\$(cat "$WORK/count.now") - 1)) >"$WORK/count.now"; flock -u 9
+exec 9>&-
+exec g++ "\$@"
+EOF
+chmod +x countcc
+concurrent() { # concurrent NVCC: three 3-target compiles at once; prints the peak
+	rm -f count.now count.max
+	local p=() i
+	for i in 1 2 3; do "$1" -c k.cu -o "c$i.o" "${THREE[@]}" -ccbin "$WORK/countcc" & p+=($!); done
+	wait "${p[@]}"
+	cat count.max
+}
+if command -v flock >/dev/null; then
+	peak=$(NVSHIM_MACHINE=cpus=2,busy=0 concurrent "$NV")
+	plain=$(concurrent "$NVCC")
+	echo "# three compiles at once: peak host-compiler stages through nvshim (2 slots) $peak, plain nvcc $plain"
+	check "three compiles, two slots: at most two stages at once ($peak; plain nvcc: $plain)" \
+		test "$peak" -le 2 -a "$plain" -ge 3
+	check "... and all three objects are there" test -s c1.o -a -s c2.o -a -s c3.o
+else
+	skip "two slots, three compiles" "flock(1) is not installed"
+fi
+appended >/dev/null
+
+# Fail open: slots that cannot be used (a file where their directory should be), or no gate
+# library beside nvshim.
+mkdir -p nocache/nvshim
+: >nocache/nvshim/threads
+out=$(XDG_CACHE_HOME=$WORK/nocache NVSHIM_LOG_FILE=$WORK/nolog "$NV" -c k.cu -o noslots.o "${THREE[@]}" 2>&1)
+check "no usable slots: one pass at a time, and the build passes" \
+	test -s noslots.o -a -z "$out" -a "$(appended)" = "unset"
+check "... the log says why" grep -q "one pass at a time: .*the slots in $WORK/nocache/nvshim/threads cannot be used" nolog
+mkdir -p lone/bin
+cp "$NVSHIM" lone/bin/nvshim
+NVSHIM_LOG_FILE=$WORK/lonelog lone/bin/nvshim -c k.cu -o lone.o "${THREE[@]}"
+check "no gate library: nvshim holds the slots itself, K from the CPUs free now" \
+	grep -q '"compiles with --threads 3 (in NVCC_APPEND_FLAGS): 3 targets, 4 of 4 CPUs free' lonelog
 appended >/dev/null
 
 # A failing compile: nvcc with --threads exits 255 for every failure, serial nvcc 1 or 2. nvshim

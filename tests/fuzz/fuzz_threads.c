@@ -1,10 +1,12 @@
 /* Text the threads module reads from the machine and the environment: cgroup cpu.max,
  * cpu.cfs_*, memory.max, /proc/meminfo, cpulists, /proc/<pid>/stat, MAKEFLAGS and
- * NVSHIM_MACHINE; then the decision on what the override gave. */
+ * NVSHIM_MACHINE, the gate's spec (NVSHIM_GATE); then the decision on what the override gave,
+ * with and without the gate. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "core/slots.h"
 #include "core/threads.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -21,14 +23,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct threads_jobserver js = { 0 };
 	threads_parse_makeflags(s, &js);
 	threads_jobserver_release(&js);
+	unsigned n = 0;
+	char dir[64];
+	if (!slots_gate_parse(s, &n, dir, sizeof(dir))) {
+		char again[96];
+		/* what is read is written back the same */
+		if (n < 1 || n > SLOTS_MAX || dir[0] != '/' || slots_gate_format(again, sizeof(again), n, dir) ||
+		    strcmp(again, s + strspn(s, "0")) != 0)
+			abort();
+	}
 	struct threads_machine m = { 4, 0, 4, 0, 0, -1, 0 };
 	if (!threads_parse_override(s, &m)) {
-		struct threads_input in = { (unsigned)(size % 9), size % 5, m, THREADS_PASS_MB };
+		struct threads_input in = { (unsigned)(size % 9), size % 5, m, THREADS_PASS_MB, (int)(size % 2) };
 		char *why = NULL;
 		unsigned k = threads_decide(&in, &why);
 		if (k < 1)
 			abort();
 		free(why);
+		unsigned slots = threads_gate_slots(&in);
+		if (slots < 1 || slots > SLOTS_MAX)
+			abort();
 		(void)threads_settle(k, (unsigned)(size % 3), (enum threads_js)(size % 4), (unsigned)(size % 7));
 	}
 	free(s);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "core/slots.h"
 #include "core/threads.h"
 
 /* A machine: CPUs, compilers running, slots held, MiB available (-1 unknown). */
@@ -16,7 +17,16 @@ static struct threads_input input(unsigned units, size_t setting, unsigned cpus,
 				  unsigned held, long long mem_mb)
 {
 	struct threads_input in = { units, setting, { cpus, 0, cpus, compilers, held, mem_mb, 0 },
-				    THREADS_PASS_MB };
+				    THREADS_PASS_MB, 0 };
+	return in;
+}
+
+/* The same machine, with nvcc's stages taking turns in the slots (libnvshim-gate.so). */
+static struct threads_input gated(unsigned units, size_t setting, unsigned cpus, unsigned compilers,
+				  unsigned held, long long mem_mb)
+{
+	struct threads_input in = input(units, setting, cpus, compilers, held, mem_mb);
+	in.gate = 1;
 	return in;
 }
 
@@ -85,6 +95,51 @@ Test(threads, the_reason_names_the_inputs)
 	in = input(2, THREADS_OFF, 1, 0, 0, -1);
 	cr_assert_eq(threads_decide(&in, &why), 1);
 	cr_assert_str_eq(why, "2 targets, 1 of 1 CPU free (0 compilers running, 0 slots held), threads = off");
+	free(why);
+}
+
+Test(threads, with_the_gate_a_busy_build_still_asks_for_every_target)
+{
+	/* every compiler running is a stage of nvshim's, holding a slot: the slots decide */
+	struct threads_input in = gated(7, 0, 16, 16, 16, 64000);
+	cr_assert_eq(decide(in), 7);
+	cr_assert_eq(threads_gate_slots(&in), 16);
+	in = gated(7, 0, 2, 2, 2, 64000);
+	cr_assert_eq(decide(in), 2, "no more than the CPUs");
+	cr_assert_eq(threads_gate_slots(&in), 2);
+	cr_assert_eq(decide(gated(3, 0, 16, 0, 0, 64000)), 3, "no more than the targets");
+}
+
+Test(threads, with_the_gate_other_compilers_and_memory_take_slots)
+{
+	/* 12 compilers, 4 of them nvshim's stages: 8 are someone else's */
+	struct threads_input in = gated(7, 0, 16, 12, 4, 64000);
+	cr_assert_eq(threads_gate_slots(&in), 8);
+	cr_assert_eq(decide(in), 7);
+	in = gated(7, 0, 16, 20, 0, 64000);
+	cr_assert_eq(threads_gate_slots(&in), 1, "a machine full of others: one slot, never none");
+	cr_assert_eq(decide(in), 1);
+	/* memory for 3 more passes beside the 2 running */
+	in = gated(7, 0, 16, 2, 2, 3 * THREADS_PASS_MB + 10);
+	cr_assert_eq(threads_gate_slots(&in), 5);
+	cr_assert_eq(decide(in), 5);
+	in = gated(7, 0, 16, 0, 0, 0);
+	cr_assert_eq(threads_gate_slots(&in), 1);
+	in = gated(7, 0, 16, 0, 0, -1);
+	cr_assert_eq(threads_gate_slots(&in), 16, "unknown memory does not limit");
+	in = gated(7, 0, 1000, 0, 0, -1);
+	cr_assert_eq(threads_gate_slots(&in), SLOTS_MAX);
+	cr_assert_eq(decide(gated(7, 2, 16, 0, 0, 64000)), 2, "the setting caps K");
+	cr_assert_eq(decide(gated(7, THREADS_OFF, 16, 0, 0, 64000)), 1);
+}
+
+Test(threads, with_the_gate_the_reason_names_the_inputs)
+{
+	struct threads_input in = gated(7, 0, 16, 5, 2, 5000);
+	char *why = NULL;
+	cr_assert_eq(threads_decide(&in, &why), 6);
+	cr_assert_str_eq(why, "7 targets, 16 CPUs, 3 other compilers running, 2 slots held by nvshim's stages, "
+			      "memory for 4 passes");
 	free(why);
 }
 
@@ -231,19 +286,19 @@ Test(threads, slots_are_taken_counted_and_given_back)
 	struct threads_hold a, b;
 	threads_hold_init(&a);
 	threads_hold_init(&b);
-	cr_assert_eq(threads_slots_held(slots, 3), 0);
+	cr_assert_eq(slots_held(slots, 3), 0);
 	cr_assert_eq(threads_slots_take(&a, slots, 3, 1), 1);
 	cr_assert_eq(a.nslots, 2);
-	cr_assert_eq(threads_slots_held(slots, 3), 2);
+	cr_assert_eq(slots_held(slots, 3), 2);
 	/* another compile: one slot is left, and it does not wait for it */
 	cr_assert_eq(threads_slots_take(&b, slots, 3, 2), 0);
-	cr_assert_eq(threads_slots_held(slots, 3), 3);
+	cr_assert_eq(slots_held(slots, 3), 3);
 	threads_slots_keep(&a, 1);
-	cr_assert_eq(threads_slots_held(slots, 3), 2);
+	cr_assert_eq(slots_held(slots, 3), 2);
 	threads_hold_release(&a);
 	threads_hold_release(&b);
 	threads_hold_release(&b);
-	cr_assert_eq(threads_slots_held(slots, 3), 0);
+	cr_assert_eq(slots_held(slots, 3), 0);
 	cr_assert_eq(threads_slots_take(&a, NULL, 3, 1), -1, "no directory: no slots");
 	cr_assert_eq(threads_slots_take(&a, "/proc/nvshim-no-such/threads", 3, 1), -1);
 	threads_hold_release(&a);
@@ -274,6 +329,115 @@ Test(threads, the_first_slot_is_waited_for)
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the second compile waited for the slot");
 	free(slots);
 	free(dir);
+}
+
+Test(threads, a_slot_dies_with_its_holder)
+{
+	char *dir = test_tmpdir();
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	if (!pid) {
+		int fd = slots_try(dir, 1, 0);
+		char c = fd >= 0 ? 'y' : 'n';
+		if (write(fds[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	char c = 0;
+	cr_assert_eq(read(fds[0], &c, 1), 1);
+	cr_assert_eq(c, 'y', "the child took the slot");
+	cr_assert_eq(slots_held(dir, 1), 1);
+	cr_assert_lt(slots_try(dir, 1, 0), 0, "held by the child: nothing without waiting");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unsigned waited = 1234;
+	int fd = slots_wait(dir, 1, 0, &waited);
+	cr_assert_geq(fd, 0, "a killed holder gave its slot back");
+	cr_assert_lt(waited, 1000);
+	slots_give(fd);
+	cr_assert_eq(slots_held(dir, 1), 0);
+	close(fds[0]);
+	close(fds[1]);
+	free(dir);
+}
+
+Test(threads, two_descriptions_of_one_process_are_two_holders)
+{
+	/* nvcc's threads each take a slot: one process can hold two, never one twice */
+	char *dir = test_tmpdir();
+	int a = slots_try(dir, 2, 0), b = slots_try(dir, 2, 0);
+	cr_assert(a >= 0 && b >= 0);
+	cr_assert_lt(slots_try(dir, 2, 1), 0);
+	cr_assert_eq(slots_held(dir, 2), 2);
+	slots_give(a);
+	int c = slots_try(dir, 2, 1);
+	cr_assert_geq(c, 0);
+	slots_give(b);
+	slots_give(c);
+	slots_give(-1);
+	cr_assert_eq(slots_held(dir, 2), 0);
+	cr_assert_lt(slots_wait("/proc/nvshim-no-such", 2, 0, NULL), 0, "unusable: the caller goes on");
+	cr_assert_lt(slots_wait(dir, 0, 0, NULL), 0);
+	free(dir);
+}
+
+Test(threads, the_gate_spec_is_written_and_read)
+{
+	char buf[64], dir[32];
+	unsigned n = 0;
+	cr_assert_eq(slots_gate_format(buf, sizeof(buf), 16, "/c/threads"), 0);
+	cr_assert_str_eq(buf, "16:/c/threads");
+	cr_assert_eq(slots_gate_parse(buf, &n, dir, sizeof(dir)), 0);
+	cr_assert_eq(n, 16);
+	cr_assert_str_eq(dir, "/c/threads");
+	cr_assert_eq(slots_gate_parse("2:/a:b c", &n, dir, sizeof(dir)), 0, "the rest is the directory");
+	cr_assert_str_eq(dir, "/a:b c");
+	cr_assert_eq(slots_gate_format(buf, 8, 16, "/c/threads"), -1, "too long");
+	static const char *const bad[] = { "", ":/a", "0:/a", "257:/a", "99999999999:/a", "2/a", "2:a", "2:",
+					   "x:/a", "-1:/a" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(slots_gate_parse(bad[i], &n, dir, sizeof(dir)), -1, "%s", bad[i]);
+	cr_assert_eq(slots_gate_parse("2:/a-directory-too-long-for-the-buffer", &n, dir, sizeof(dir)), -1);
+	cr_assert_eq(slots_gate_parse(NULL, &n, dir, sizeof(dir)), -1);
+}
+
+Test(threads, the_gate_environment_is_set_and_undone)
+{
+	unsetenv(SLOTS_GATE_ENV);
+	unsetenv("LD_PRELOAD");
+	cr_assert_eq(threads_env_gate("/x/libnvshim-gate.so", 4, "/c/threads"), 0);
+	cr_assert_str_eq(getenv("LD_PRELOAD"), "/x/libnvshim-gate.so");
+	cr_assert_str_eq(getenv(SLOTS_GATE_ENV), "4:/c/threads");
+	cr_assert_null(getenv(SLOTS_GATE_PRELOAD_ENV), "LD_PRELOAD was unset");
+	threads_env_add(3);
+	cr_assert_str_eq(getenv("NVCC_APPEND_FLAGS"), "--threads 3");
+	threads_env_undo();
+	cr_assert_null(getenv("LD_PRELOAD"));
+	cr_assert_null(getenv(SLOTS_GATE_ENV));
+	cr_assert_null(getenv("NVCC_APPEND_FLAGS"));
+
+	setenv("LD_PRELOAD", "libm.so.6", 1);
+	cr_assert_eq(threads_env_gate("/x/libnvshim-gate.so", 4, "/c/threads"), 0);
+	cr_assert_str_eq(getenv("LD_PRELOAD"), "/x/libnvshim-gate.so libm.so.6");
+	cr_assert_str_eq(getenv(SLOTS_GATE_PRELOAD_ENV), "libm.so.6");
+	cr_assert_eq(threads_env_gate("/x/libnvshim-gate.so", 4, "/c/threads"), -1, "set once");
+	threads_env_undo();
+	cr_assert_str_eq(getenv("LD_PRELOAD"), "libm.so.6");
+	cr_assert_null(getenv(SLOTS_GATE_PRELOAD_ENV));
+	setenv("LD_PRELOAD", "", 1);
+	cr_assert_eq(threads_env_gate("/x/libnvshim-gate.so", 4, "/c/threads"), 0);
+	cr_assert_str_eq(getenv(SLOTS_GATE_PRELOAD_ENV), "", "set but empty stays set");
+	threads_env_undo();
+	cr_assert_str_eq(getenv("LD_PRELOAD"), "");
+	unsetenv("LD_PRELOAD");
+	/* an nvshim further up set the gate: that one counts */
+	setenv(SLOTS_GATE_ENV, "2:/up/threads", 1);
+	cr_assert_eq(threads_env_gate("/x/libnvshim-gate.so", 4, "/c/threads"), -1);
+	cr_assert_null(getenv("LD_PRELOAD"));
+	unsetenv(SLOTS_GATE_ENV);
+	cr_assert_eq(threads_env_gate(NULL, 4, "/c/threads"), -1);
 }
 
 /* A jobserver pipe with n tokens; its MAKEFLAGS in mf. */

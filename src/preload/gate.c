@@ -1,0 +1,66 @@
+/* libnvshim-gate.so: one slot for each of nvcc's stages (gate.h). */
+#include "preload/gate.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/slots.h"
+
+static int (*real_system)(const char *);
+static int gate_on;
+static unsigned gate_n;
+static char gate_dir[PATH_MAX];
+static unsigned gate_next;
+
+/* Whether this process is nvcc itself, not a script or a cache on the way to it. */
+static int gate_in_nvcc(void)
+{
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return 0;
+	exe[len] = '\0';
+	const char *base = strrchr(exe, '/');
+	return !strcmp(base ? base + 1 : exe, "nvcc");
+}
+
+__attribute__((constructor)) static void gate_init(void)
+{
+	real_system = (int (*)(const char *))dlsym(RTLD_NEXT, "system");
+	const char *spec = getenv(SLOTS_GATE_ENV);
+	if (!spec || !gate_in_nvcc())
+		return;
+	int ok = real_system && !slots_gate_parse(spec, &gate_n, gate_dir, sizeof(gate_dir));
+	/* nvcc's stages get the environment the user gave: LD_PRELOAD as it was */
+	const char *user = getenv(SLOTS_GATE_PRELOAD_ENV);
+	if (user)
+		setenv("LD_PRELOAD", user, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	unsetenv(SLOTS_GATE_PRELOAD_ENV);
+	unsetenv(SLOTS_GATE_ENV);
+	gate_on = ok;
+}
+
+__attribute__((visibility("default"))) int system(const char *command)
+{
+	if (!real_system) {
+		real_system = (int (*)(const char *))dlsym(RTLD_NEXT, "system");
+		if (!real_system) {
+			errno = ENOSYS;
+			return -1;
+		}
+	}
+	if (!gate_on || !command)
+		return real_system(command);
+	/* Each stage starts its search at another slot, so that stages starting together spread. */
+	unsigned start = __atomic_fetch_add(&gate_next, 1, __ATOMIC_RELAXED) + (unsigned)getpid();
+	int slot = slots_wait(gate_dir, gate_n, start, NULL);
+	int status = real_system(command);
+	slots_give(slot);
+	return status;
+}

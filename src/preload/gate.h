@@ -1,0 +1,26 @@
+/* libnvshim-gate.so: nvcc's stages take turns for the CPUs, across every compile nvshim runs.
+ *
+ * nvcc runs each stage of a compile (the preprocessor for each target, cudafe++, cicc, ptxas,
+ * fatbinary, the host compiler) through system(), from one thread per target under --threads.
+ * nvshim gives a multi-target compile --threads K for as many targets as the machine could run
+ * at once, and puts this library in front of nvcc (LD_PRELOAD) with SLOTS_GATE_ENV naming a
+ * directory of slots (core/slots.h): every system() call of nvcc first takes one slot, waiting
+ * while all are held, and gives it back when the stage ends. So a lone compile runs its targets
+ * side by side, a full `make -jN` or ninja build runs no more stages at once than there are
+ * slots (one per CPU), and the build's tail, where few compiles are left, gets the CPUs the
+ * finished ones gave back: K is a ceiling, the slots decide.
+ *
+ * The library is inert in every process but one called nvcc (/proc/self/exe): a wrapper script
+ * or a compiler cache between nvshim and nvcc passes it on. In nvcc it takes LD_PRELOAD back to
+ * what the user had (SLOTS_GATE_PRELOAD_ENV) and removes SLOTS_GATE_ENV before anything runs, so
+ * nvcc's stages see the user's environment. It exports system() alone, uses libc and libdl
+ * alone, and is built without sanitizers (nvcc is not). A slot it cannot take (the directory
+ * gone, no descriptors left) lets the stage run without one: it never fails a compile.
+ */
+#ifndef NVSHIM_GATE_H
+#define NVSHIM_GATE_H
+
+/* The library's file name, in libexec/nvshim beside nvshim-devices. */
+#define GATE_LIBRARY "libnvshim-gate.so"
+
+#endif
