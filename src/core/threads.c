@@ -617,26 +617,27 @@ unsigned threads_env_added(void)
 	return env_k;
 }
 
+/* Puts a variable back as it was (saved NULL: it was unset) and forgets the saved value. */
+static void env_restore(const char *name, char **saved)
+{
+	if (*saved)
+		setenv(name, *saved, 1);
+	else
+		unsetenv(name);
+	free(*saved);
+	*saved = NULL;
+}
+
 void threads_env_undo(void)
 {
 	if (env_k) {
-		if (env_saved)
-			setenv("NVCC_APPEND_FLAGS", env_saved, 1);
-		else
-			unsetenv("NVCC_APPEND_FLAGS");
-		free(env_saved);
-		env_saved = NULL;
+		env_restore("NVCC_APPEND_FLAGS", &env_saved);
 		env_k = 0;
 	}
 	if (env_gate) {
-		if (env_preload_saved)
-			setenv("LD_PRELOAD", env_preload_saved, 1);
-		else
-			unsetenv("LD_PRELOAD");
+		env_restore("LD_PRELOAD", &env_preload_saved);
 		unsetenv(SLOTS_GATE_ENV);
 		unsetenv(SLOTS_GATE_PRELOAD_ENV);
-		free(env_preload_saved);
-		env_preload_saved = NULL;
 		env_gate = 0;
 	}
 }

@@ -65,6 +65,11 @@ out=$("$WORK/moved/share/nvshim/nvshim-run.sh" sh -c 'echo "$LD_PRELOAD"')
 check "nvshim-run.sh CMD: the same" grep -q "$WORK/moved/libexec/nvshim/libnvshim-preload.so$" <<<"$out"
 out=$(LD_PRELOAD= bash -c ". '$WORK/moved/share/nvshim/nvshim-run.sh' && echo \"\$LD_PRELOAD\"")
 check ". nvshim-run.sh: the library in LD_PRELOAD for the shell" test "$out" = "$WORK/moved/libexec/nvshim/libnvshim-preload.so"
+# The gate beside the moved nvshim: a multi-target compile's stages take turns in its slots.
+(cd "$WORK" && NVSHIM_LOG_FILE=$WORK/gate.log "$WORK/moved/bin/nvshim" -c k.cu -o gate.o \
+	-gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80)
+check "the gate is installed, and a moved prefix's nvshim uses it" \
+	sh -c "test -f '$WORK/moved/libexec/nvshim/libnvshim-gate.so' && test -s '$WORK/gate.o' && grep -q 'stages taking turns in' '$WORK/gate.log'"
 # The API table found relative to the executable: the installed one, edited, is the one used.
 printf '#include <cuda_runtime.h>\nint main() { cudaThreadSynchronize(); return 0; }\n' >"$WORK/old.cu"
 sed -i 's/^use = cudaDeviceSynchronize()$/use = the installed table'"'"'s advice/' "$WORK/moved/etc/nvshim/api.ini"

@@ -154,7 +154,9 @@ chmod +x envcc
 check "the gate: nvcc's stages see no LD_PRELOAD and no NVSHIM_GATE where the user had none" \
 	test "$(sort -u envs)" = "LD_PRELOAD=unset NVSHIM_GATE=unset NVSHIM_GATE_LD_PRELOAD=unset"
 rm -f envs
-LD_PRELOAD=libm.so.6 "$NV" -c k.cu -o env.o "${THREE[@]}" -ccbin "$WORK/envcc"
+# (a sanitized nvshim, itself dynamic, would refuse a library loaded before its runtime)
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	LD_PRELOAD=libm.so.6 "$NV" -c k.cu -o env.o "${THREE[@]}" -ccbin "$WORK/envcc"
 check "... and the user's LD_PRELOAD as it was" \
 	test "$(sort -u envs)" = "LD_PRELOAD=libm.so.6 NVSHIM_GATE=unset NVSHIM_GATE_LD_PRELOAD=unset"
 appended >/dev/null
