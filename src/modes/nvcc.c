@@ -213,13 +213,15 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 	struct threads_input in = { units, s->cfg.threads, { 0 }, THREADS_PASS_MB, 0 };
 	threads_machine_read(&in.m, getenv("NVSHIM_MACHINE"));
 	char *dir = s->cfg.cache_dir && *s->cfg.cache_dir ? concat(s->cfg.cache_dir, "/threads", NULL) : NULL;
-	/* The gate, unless sccache runs nvcc's stages itself, or an nvshim further up set one. */
+	/* The gate, unless sccache runs nvcc's stages itself, or an nvshim further up set one: its
+	 * gate reaches this compile's nvcc and counts, so this one holds no slot (a slot held here
+	 * would be one its stages wait for) and sets nothing. */
 	const char *launcher = s->cfg.launcher && *s->cfg.launcher ? lbasename(s->cfg.launcher) : "";
-	char *gate = dir && strcmp(launcher, "sccache") && !getenv(SLOTS_GATE_ENV) &&
-			     (!acquire || threads_slots_usable(dir))
+	int inherited = getenv(SLOTS_GATE_ENV) != NULL;
+	char *gate = dir && strcmp(launcher, "sccache") && !inherited && (!acquire || threads_slots_usable(dir))
 			     ? session_gate_library(&s->self)
 			     : NULL;
-	in.gate = gate != NULL;
+	in.gate = gate != NULL || inherited;
 	in.m.held = slots_held(dir, in.m.cpus);
 	char *why = NULL;
 	unsigned want = threads_decide(&in, &why);
@@ -249,8 +251,13 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 			how = w;
 		}
 	}
-	char *turns = gate ? xasprintf(", nvcc's stages taking turns in %u slot%s", slots, slots == 1 ? "" : "s")
-			   : xstrdup("");
+	char *turns;
+	if (gate)
+		turns = xasprintf(", nvcc's stages taking turns in %u slot%s", slots, slots == 1 ? "" : "s");
+	else if (inherited)
+		turns = xstrdup(", nvcc's stages taking turns in the slots of an nvshim further up");
+	else
+		turns = xstrdup("");
 	if (acquire) {
 		/* set just before nvcc runs (threads_hold_apply()) */
 		hold->k = k;

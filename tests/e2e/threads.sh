@@ -235,6 +235,24 @@ check "no gate library: nvshim holds the slots itself, K from the CPUs free now"
 	grep -q '"compiles with --threads 3 (in NVCC_APPEND_FLAGS): 3 targets, 4 of 4 CPUs free' lonelog
 appended >/dev/null
 
+# Under an nvshim further up that set a gate (its NVSHIM_GATE and LD_PRELOAD reach this nvshim,
+# named nvshim, so the library is inert in it): that gate counts for this compile's nvcc, and
+# this nvshim holds no slot its stages would wait for. One CPU, so one slot: a slot held for the
+# whole of nvcc would leave its stages waiting forever.
+GATELIB=$B/libexec/nvshim/libnvshim-gate.so
+if [ -f "$GATELIB" ] && command -v timeout >/dev/null; then
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 NVSHIM_MACHINE=cpus=1,busy=0 \
+		NVSHIM_GATE="1:$SLOTS" LD_PRELOAD=$GATELIB NVSHIM_LOG_FILE=$WORK/uplog \
+		timeout 120 "$NVSHIM" -c k.cu -o up.o "${THREE[@]}"
+	st=$?
+	check "a gate set further up: the compile ends (status $st) and writes its object" test $st -eq 0 -a -s up.o
+	check "... the log says whose slots the stages take turns in" \
+		grep -q "one pass at a time, nvcc's stages taking turns in the slots of an nvshim further up: 3 targets, 1 CPU" uplog
+else
+	skip "a gate set further up" "no $GATELIB or no timeout(1)"
+fi
+appended >/dev/null
+
 # A failing compile: nvcc with --threads exits 255 for every failure, serial nvcc 1 or 2. nvshim
 # runs it again one pass at a time, so the caller sees serial nvcc's stderr and status.
 printf '__global__ void k(float *y) { y[0] = not_declared; }\n' >bad.cu
