@@ -34,52 +34,49 @@ unsigned slots_held(const char *dir, unsigned n)
 	return held;
 }
 
-/* One round over the open descriptions: the index of the one locked, or -1. */
-static int round_try(const int *fds, unsigned n, unsigned start)
+/* One round over slot.0 .. slot.<n-1> from `start` on, each opened, tried and closed unless
+ * taken (a waiting stage keeps no descriptor: nvcc runs many of them at once). The description
+ * of the slot taken, or -1; *opened counts the files that could be opened. */
+static int round_try(const char *dir, unsigned n, unsigned start, unsigned *opened)
 {
+	*opened = 0;
 	for (unsigned k = 0; k < n; k++) {
-		unsigned i = (start + k) % n;
-		if (fds[i] >= 0 && !flock(fds[i], LOCK_EX | LOCK_NB))
-			return (int)i;
+		int fd = slots_open(dir, (start + k) % n);
+		if (fd < 0)
+			continue;
+		++*opened;
+		if (!flock(fd, LOCK_EX | LOCK_NB))
+			return fd;
+		close(fd);
 	}
 	return -1;
 }
 
 static int take(const char *dir, unsigned n, unsigned start, int wait, unsigned *waited_ms)
 {
-	int fds[SLOTS_MAX];
-	unsigned opened = 0;
 	int saved = errno;
 	if (waited_ms)
 		*waited_ms = 0;
 	if (n > SLOTS_MAX)
 		n = SLOTS_MAX;
-	for (unsigned i = 0; i < n; i++) {
-		fds[i] = slots_open(dir, i);
-		opened += fds[i] >= 0;
+	struct timespec t0;
+	long nap_ns = 500 * 1000;
+	unsigned opened;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int fd;
+	/* none could be opened: the slots cannot be used, and the caller goes on without one */
+	while ((fd = round_try(dir, n, start % n, &opened)) < 0 && opened && wait) {
+		struct timespec nap = { 0, nap_ns };
+		while (nanosleep(&nap, &nap) && errno == EINTR)
+			;
+		if (nap_ns < 8 * 1000 * 1000)
+			nap_ns *= 2;
 	}
-	int got = -1;
-	if (opened) {
-		struct timespec t0;
-		long nap_ns = 500 * 1000;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		while ((got = round_try(fds, n, start % n)) < 0 && wait) {
-			struct timespec nap = { 0, nap_ns };
-			while (nanosleep(&nap, &nap) && errno == EINTR)
-				;
-			if (nap_ns < 8 * 1000 * 1000)
-				nap_ns *= 2;
-		}
-		if (waited_ms && got >= 0) {
-			struct timespec t1;
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			*waited_ms = (unsigned)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
-		}
+	if (waited_ms && fd >= 0) {
+		struct timespec t1;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		*waited_ms = (unsigned)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
 	}
-	int fd = got >= 0 ? fds[got] : -1;
-	for (unsigned i = 0; i < n; i++)
-		if (fds[i] >= 0 && fds[i] != fd)
-			close(fds[i]);
 	errno = saved;
 	return fd;
 }

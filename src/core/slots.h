@@ -30,7 +30,8 @@ int slots_open(const char *dir, unsigned i);
 /* How many of slot.0 .. slot.<n-1> are held now (none taken). */
 unsigned slots_held(const char *dir, unsigned n);
 /* Takes one of slot.0 .. slot.<n-1>, trying them from `start` on, waiting while every one is
- * held (polling, 0.5 ms at first, then up to 8 ms between rounds). Returns the held
+ * held (polling, 0.5 ms at first, then up to 8 ms between rounds; each round opens, tries and
+ * closes the files one at a time, so a waiter keeps no descriptor open). Returns the held
  * description, to be given to slots_give(), or -1 when the slots cannot be used (no such
  * directory, n = 0): the caller then goes on without one. `waited_ms` (may be NULL) gets how long
  * it waited. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -557,24 +558,30 @@ static const int token_signals[3] = { SIGINT, SIGTERM, SIGHUP };
 
 static void tokens_give_back(void)
 {
-	int n = (int)token_count;
-	token_count = 0;
+	/* taken in one step: a signal arriving here finds nothing left to give twice */
+	int n = (int)__atomic_exchange_n(&token_count, 0, __ATOMIC_SEQ_CST);
+	int saved = errno;
 	if (n > 0 && token_wfd >= 0) {
 		ssize_t w;
 		do
 			w = write(token_wfd, token_store, (size_t)n);
 		while (w < 0 && errno == EINTR);
 	}
+	errno = saved;
 }
 
 static void on_fatal_signal(int sig)
 {
+	int saved = errno;
 	tokens_give_back();
 	for (int i = 0; i < 3; i++)
 		if (token_signals[i] == sig)
 			sigaction(sig, &token_old[i], NULL);
 	raise(sig);
+	errno = saved;
 }
+
+static void env_restore(const char *name, char **saved);
 
 static unsigned env_k;
 static char *env_saved; /* NVCC_APPEND_FLAGS before, NULL: it was unset */
@@ -583,9 +590,12 @@ static char *env_preload_saved; /* LD_PRELOAD before, NULL: it was unset */
 
 void threads_env_add(unsigned k)
 {
+	if (env_k) {
+		/* NVCC_APPEND_FLAGS as the user had it, the gate kept */
+		env_restore("NVCC_APPEND_FLAGS", &env_saved);
+		env_k = 0;
+	}
 	const char *old = getenv("NVCC_APPEND_FLAGS");
-	if (env_k)
-		threads_env_undo();
 	env_saved = old ? xstrdup(old) : NULL;
 	char *flags = xasprintf("%s%s--threads %u", old ? old : "", old && *old ? " " : "", k);
 	setenv("NVCC_APPEND_FLAGS", flags, 1);
@@ -649,6 +659,78 @@ void threads_hold_init(struct threads_hold *h)
 	h->js_rfd = h->js_wfd = -1;
 }
 
+int threads_fs_is_network(long type)
+{
+	/* NFS, SMB/CIFS (three), Lustre, GPFS, Ceph, AFS (two), OCFS2, GFS2, 9p, Coda */
+	static const unsigned long types[] = { 0x6969, 0x517b, 0xff534d42, 0xfe534d42, 0x0bd00bd0,
+					       0x47504653, 0x00c36400, 0x5346414f, 0x6b414653,
+					       0x7461636f, 0x01161970, 0x01021997, 0x73757245 };
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if ((unsigned long)type == types[i] || ((unsigned long)type & 0xffffffffUL) == types[i])
+			return 1;
+	return 0;
+}
+
+/* The file system type of `path`, or of its nearest existing parent; 0 when unknown. */
+static long fs_type(const char *path)
+{
+	char *p = xstrdup(path);
+	long type = 0;
+	for (;;) {
+		struct statfs sf;
+		if (!statfs(p, &sf)) {
+			type = (long)sf.f_type;
+			break;
+		}
+		char *slash = strrchr(p, '/');
+		if (errno != ENOENT || !slash || slash == p)
+			break;
+		*slash = '\0';
+	}
+	free(p);
+	return type;
+}
+
+char *threads_slot_dir_on(const char *cache_dir, long fstype)
+{
+	if (!cache_dir || !*cache_dir)
+		return NULL;
+	char *dir;
+	if (cache_dir[0] == '/') {
+		dir = concat(cache_dir, "/threads", NULL);
+	} else {
+		char *cwd = getpwd();
+		if (!cwd)
+			return NULL;
+		dir = concat(cwd, "/", cache_dir, "/threads", NULL);
+	}
+	if (!threads_fs_is_network(fstype))
+		return dir;
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	char *local = run && run[0] == '/' ? concat(run, "/nvshim-threads", NULL)
+					   : xasprintf("/tmp/nvshim-threads-%u", (unsigned)geteuid());
+	const char *why = NULL;
+	/* made now, 0700, and refused when someone else made it first */
+	if (cache_dir_check(local, &why)) {
+		free(local);
+		return dir;
+	}
+	free(dir);
+	return local;
+}
+
+char *threads_slot_dir(const char *cache_dir)
+{
+	if (!cache_dir || !*cache_dir)
+		return NULL;
+	return threads_slot_dir_on(cache_dir, fs_type(cache_dir));
+}
+
+int threads_gate_possible(const char *lib, const char *dir)
+{
+	return lib && *lib && !strpbrk(lib, " \t\n:") && dir && dir[0] == '/' && strlen(dir) < PATH_MAX;
+}
+
 int threads_slots_usable(const char *dir)
 {
 	if (!dir || !*dir || (cache_mkdirs(dir) && errno != EEXIST))
@@ -709,7 +791,8 @@ unsigned threads_tokens_take(struct threads_hold *h, const char *makeflags, unsi
 		/* A description of our own, non-blocking, so that make's stays as it is. */
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", h->js.rfd);
 		h->js_rfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		h->js_wfd = dup(h->js.wfd);
+		/* close-on-exec: nvcc and its stages must not keep make's pipe open */
+		h->js_wfd = fcntl(h->js.wfd, F_DUPFD_CLOEXEC, 0);
 	} else {
 		struct stat sb;
 		h->js_rfd = open(h->js.fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
@@ -717,7 +800,7 @@ unsigned threads_tokens_take(struct threads_hold *h, const char *makeflags, unsi
 			close(h->js_rfd);
 			h->js_rfd = -1;
 		}
-		h->js_wfd = h->js_rfd >= 0 ? dup(h->js_rfd) : -1;
+		h->js_wfd = h->js_rfd >= 0 ? fcntl(h->js_rfd, F_DUPFD_CLOEXEC, 0) : -1;
 	}
 	if (h->js_rfd < 0 || h->js_wfd < 0) {
 		h->js.kind = THREADS_JS_BROKEN;
@@ -742,7 +825,13 @@ unsigned threads_tokens_take(struct threads_hold *h, const char *makeflags, unsi
 	sa.sa_handler = on_fatal_signal;
 	sigemptyset(&sa.sa_mask);
 	for (int i = 0; i < 3; i++)
-		sigaction(token_signals[i], &sa, &token_old[i]);
+		sigaddset(&sa.sa_mask, token_signals[i]);
+	for (int i = 0; i < 3; i++) {
+		/* an ignored signal stays ignored (nohup make, make & in a script): nvcc inherits it */
+		sigaction(token_signals[i], NULL, &token_old[i]);
+		if (token_old[i].sa_handler != SIG_IGN)
+			sigaction(token_signals[i], &sa, NULL);
+	}
 	return h->tokens;
 }
 
@@ -752,6 +841,8 @@ int threads_hold_apply(struct threads_hold *h)
 	if (h->gate_lib && threads_env_gate(h->gate_lib, h->gate_n, h->gate_dir)) {
 		free(h->gate_lib);
 		h->gate_lib = NULL;
+		/* K was chosen for stages that take turns: without the gate, one pass at a time */
+		h->k = 1;
 		rc = -1;
 	}
 	if (h->k > 1)

@@ -154,6 +154,21 @@ void threads_env_undo(void);
  * back inside nvcc). Returns 0, or -1 when it cannot be set (a gate already set by an nvshim
  * further up: that one counts). */
 int threads_env_gate(const char *lib, unsigned n, const char *dir);
+/* The slots' directory for a cache directory (NULL: none, or no working directory for a
+ * relative one): <cache_dir>/threads, made absolute, since nvcc's stages find it from wherever
+ * nvcc runs. On a network file system (NFS, SMB, Lustre, GPFS, Ceph, AFS, ...) a lock is the
+ * server's: every host mounting the cache would share one host's CPUs, and a host that crashed
+ * could leave its slots held. There it is a local directory of this user's instead:
+ * $XDG_RUNTIME_DIR/nvshim-threads, else /tmp/nvshim-threads-<uid> (made 0700, refused when
+ * another user made it first: then the cache's own). threads_slot_dir_on() takes the file
+ * system type (statfs f_type) as given, for tests. xmalloc'ed. */
+char *threads_slot_dir(const char *cache_dir);
+char *threads_slot_dir_on(const char *cache_dir, long fstype);
+/* 1 for a file system type (statfs f_type) whose locks are held by a server. */
+int threads_fs_is_network(long type);
+/* Whether the gate can be put in front of nvcc: ld.so splits LD_PRELOAD at blanks and colons,
+ * so a library path holding one cannot be preloaded, and the slots' directory must be absolute. */
+int threads_gate_possible(const char *lib, const char *dir);
 /* Whether <dir> holds usable slots (it is created when missing). */
 int threads_slots_usable(const char *dir);
 /* Takes one slot of <dir>/slot.0 .. slot.<total-1>, waiting while every one is held, then up to
@@ -168,7 +183,8 @@ unsigned threads_tokens_take(struct threads_hold *h, const char *makeflags, unsi
 /* Sets the environment for the tools nvshim starts from now on: --threads h->k
  * (threads_env_add()) and the gate (threads_env_gate()); called just before nvcc runs, so that
  * what nvshim runs before it (a host compiler's --version) sees none of it. Returns 0, or -1 when
- * the gate could not be set (nothing of it is then in effect; h->gate_lib is cleared). */
+ * the gate could not be set (nothing of it is then in effect; h->gate_lib is cleared and K is 1:
+ * it was chosen for stages that take turns). */
 int threads_hold_apply(struct threads_hold *h);
 /* Gives back the tokens and the slots; safe to call twice. */
 void threads_hold_release(struct threads_hold *h);

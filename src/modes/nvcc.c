@@ -212,7 +212,7 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 	}
 	struct threads_input in = { units, s->cfg.threads, { 0 }, THREADS_PASS_MB, 0 };
 	threads_machine_read(&in.m, getenv("NVSHIM_MACHINE"));
-	char *dir = s->cfg.cache_dir && *s->cfg.cache_dir ? concat(s->cfg.cache_dir, "/threads", NULL) : NULL;
+	char *dir = threads_slot_dir(s->cfg.cache_dir);
 	/* The gate, unless sccache runs nvcc's stages itself, or an nvshim further up set one: its
 	 * gate reaches this compile's nvcc and counts, so this one holds no slot (a slot held here
 	 * would be one its stages wait for) and sets nothing. */
@@ -221,6 +221,11 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 	char *gate = dir && strcmp(launcher, "sccache") && !inherited && (!acquire || threads_slots_usable(dir))
 			     ? session_gate_library(&s->self)
 			     : NULL;
+	if (gate && !threads_gate_possible(gate, dir)) {
+		/* an install path LD_PRELOAD cannot hold: nvshim holds the slots itself */
+		free(gate);
+		gate = NULL;
+	}
 	in.gate = gate != NULL || inherited;
 	in.m.held = slots_held(dir, in.m.cpus);
 	char *why = NULL;

@@ -556,6 +556,8 @@ static void say_impossible(const struct modules_plan *mp, size_t i, const struct
 static void pass_on_failure(const struct modules_context *ctx, const struct argv *ran,
 			    struct run_result *res, char **held)
 {
+	/* what runs from now on (a crash's replay) runs as nvcc would: no K, no gate (threads.h) */
+	threads_env_undo();
 	if (ctx->failed)
 		ctx->failed(ctx->failed_arg, ran, res, held);
 	else

@@ -186,6 +186,26 @@ else
 fi
 appended >/dev/null
 
+# A relative cache directory (NVSHIM_CACHE_DIR=relcache): the gate's slots are found from where
+# nvcc's stages run all the same, so held slots still hold the stages back.
+if command -v flock >/dev/null; then
+	mkdir -p relcache/threads
+	rm -f rel.o
+	flock relcache/threads/slot.0 sleep 3 &
+	h0=$!
+	flock relcache/threads/slot.1 sleep 3 &
+	h1=$!
+	sleep 0.5
+	NVSHIM_CACHE_DIR=relcache NVSHIM_MACHINE=cpus=2,busy=0 "$NV" -c k.cu -o rel.o "${THREE[@]}" &
+	c=$!
+	sleep 2
+	check "a relative cache directory: its slots held, the stages wait" test ! -e rel.o
+	wait $h0 $h1
+	wait $c
+	check "... and run once they are given back" test $? -eq 0 -a -s rel.o
+fi
+appended >/dev/null
+
 # Three compiles at once with two slots: never more than two host-compiler stages at once. The
 # host compiler counts the stages running beside it (and sleeps, so that they overlap).
 cat >countcc <<EOF

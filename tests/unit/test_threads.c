@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -477,6 +479,32 @@ Test(threads, jobserver_tokens_are_taken_and_given_back)
 	close(fds[1]);
 }
 
+Test(threads, jobserver_descriptions_are_not_inherited_and_ignored_signals_stay_ignored)
+{
+	int fds[2];
+	char mf[96];
+	jobserver(fds, 2, mf, sizeof(mf));
+	struct sigaction ign = { 0 }, was, now;
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGHUP, &ign, &was);
+	struct threads_hold h;
+	threads_hold_init(&h);
+	cr_assert_eq(threads_tokens_take(&h, mf, 2), 2);
+	cr_assert(fcntl(h.js_rfd, F_GETFD) & FD_CLOEXEC, "nvcc does not inherit the read end");
+	cr_assert(fcntl(h.js_wfd, F_GETFD) & FD_CLOEXEC, "nor the write end");
+	sigaction(SIGHUP, NULL, &now);
+	cr_assert(now.sa_handler == SIG_IGN, "nohup: SIGHUP stays ignored while tokens are held");
+	sigaction(SIGTERM, NULL, &now);
+	cr_assert(now.sa_handler != SIG_DFL, "SIGTERM gives the tokens back");
+	threads_hold_release(&h);
+	sigaction(SIGHUP, NULL, &now);
+	cr_assert(now.sa_handler == SIG_IGN);
+	sigaction(SIGHUP, &was, NULL);
+	cr_assert_eq(tokens_left(fds[0]), 2);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 Test(threads, jobserver_without_free_tokens_does_not_wait)
 {
 	int fds[2];
@@ -575,4 +603,132 @@ Test(threads, tokens_come_back_when_a_signal_stops_nvshim)
 	cr_assert_eq(tokens_left(fds[0]), 3);
 	close(fds[0]);
 	close(fds[1]);
+}
+
+/* Open descriptors of this process. */
+static unsigned open_fds(void)
+{
+	unsigned n = 0;
+	for (int fd = 0; fd < 4096; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+Test(threads, a_waiting_stage_keeps_no_descriptor_but_the_one_it_takes)
+{
+	char *dir = test_tmpdir();
+	char *slots = concat(dir, "/threads", NULL);
+	cr_assert(threads_slots_usable(slots));
+	int held[64];
+	for (unsigned i = 0; i < 64; i++)
+		cr_assert_geq(held[i] = slots_try(slots, 64, 0), 0);
+	int pipefd[2];
+	cr_assert_eq(pipe(pipefd), 0);
+	pid_t pid = fork();
+	if (!pid) {
+		/* a stage of the gate: every slot is held by the parent's descriptions */
+		for (unsigned i = 0; i < 64; i++)
+			close(held[i]);
+		close(pipefd[0]);
+		unsigned before = open_fds();
+		pid_t waiter = fork();
+		if (!waiter)
+			_exit(slots_wait(slots, 64, 7, NULL) >= 0 ? 0 : 1);
+		usleep(200 * 1000);
+		/* the waiter's descriptors, counted from here */
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/fd", (int)waiter);
+		unsigned n = 0;
+		DIR *d = opendir(path);
+		for (struct dirent *e; d && (e = readdir(d));)
+			n += e->d_name[0] != '.';
+		if (d)
+			closedir(d);
+		/* what the waiter holds beyond what it inherited (the proc listing's own is not counted:
+		 * it belongs to this process) */
+		n = n > before ? n - before : 0;
+		ssize_t w = write(pipefd[1], &n, sizeof(n));
+		(void)w;
+		int st = 0;
+		waitpid(waiter, &st, 0);
+		_exit(WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 1);
+	}
+	close(pipefd[1]);
+	unsigned waiting_fds = 0;
+	cr_assert_eq(read(pipefd[0], &waiting_fds, sizeof(waiting_fds)), (ssize_t)sizeof(waiting_fds));
+	close(pipefd[0]);
+	slots_give(held[41]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the waiting stage took the slot given back");
+	/* beyond what it inherited, at most the one being tried */
+	cr_assert_leq(waiting_fds, 1, "a waiting stage holds %u more descriptors", waiting_fds);
+	for (unsigned i = 0; i < 64; i++)
+		if (i != 41)
+			slots_give(held[i]);
+	free(slots);
+	free(dir);
+}
+
+Test(threads, the_slots_directory_is_absolute_and_local)
+{
+	char *dir = test_tmpdir();
+	cr_assert_null(threads_slot_dir(NULL));
+	cr_assert_null(threads_slot_dir(""));
+	char *d = threads_slot_dir(dir);
+	char *want = concat(dir, "/threads", NULL);
+	cr_assert_str_eq(d, want, "a local cache: its threads directory");
+	free(d);
+	free(want);
+	/* relative (NVSHIM_CACHE_DIR=build/cache): from the working directory */
+	char cwd[4096];
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	d = threads_slot_dir("rel/cache");
+	want = concat(cwd, "/rel/cache/threads", NULL);
+	cr_assert_str_eq(d, want);
+	free(d);
+	free(want);
+	cr_assert(threads_fs_is_network(0x6969), "NFS");
+	cr_assert(threads_fs_is_network((long)(int)0xff534d42), "CIFS, sign-extended");
+	cr_assert(threads_fs_is_network(0x0bd00bd0), "Lustre");
+	cr_assert(!threads_fs_is_network(0xef53), "ext4");
+	cr_assert(!threads_fs_is_network(0x01021994), "tmpfs");
+	cr_assert(!threads_fs_is_network(0), "unknown");
+	/* on NFS: this user's runtime directory, else a private one under /tmp */
+	char *run = concat(dir, "/run", NULL);
+	cr_assert_eq(mkdir(run, 0700), 0);
+	char *old = getenv("XDG_RUNTIME_DIR") ? strdup(getenv("XDG_RUNTIME_DIR")) : NULL;
+	setenv("XDG_RUNTIME_DIR", run, 1);
+	d = threads_slot_dir_on("/nfs/home/u/.cache/nvshim", 0x6969);
+	want = concat(run, "/nvshim-threads", NULL);
+	cr_assert_str_eq(d, want);
+	struct stat sb;
+	cr_assert_eq(stat(d, &sb), 0, "made");
+	cr_assert_eq(sb.st_mode & 0777, 0700);
+	free(d);
+	free(want);
+	unsetenv("XDG_RUNTIME_DIR");
+	d = threads_slot_dir_on("/nfs/home/u/.cache/nvshim", 0x6969);
+	char tmp[64];
+	snprintf(tmp, sizeof(tmp), "/tmp/nvshim-threads-%u", (unsigned)geteuid());
+	cr_assert_str_eq(d, tmp);
+	cr_assert_eq(lstat(d, &sb), 0);
+	cr_assert(S_ISDIR(sb.st_mode) && sb.st_uid == geteuid() && !(sb.st_mode & 077));
+	free(d);
+	if (old) {
+		setenv("XDG_RUNTIME_DIR", old, 1);
+		free(old);
+	}
+	free(run);
+	free(dir);
+}
+
+Test(threads, the_gate_needs_a_path_ld_so_can_preload)
+{
+	cr_assert(threads_gate_possible("/opt/nvshim/libexec/nvshim/libnvshim-gate.so", "/c/threads"));
+	cr_assert(!threads_gate_possible("/opt/my tools/libnvshim-gate.so", "/c/threads"), "a blank");
+	cr_assert(!threads_gate_possible("/opt/a:b/libnvshim-gate.so", "/c/threads"), "a colon");
+	cr_assert(!threads_gate_possible("/opt/libnvshim-gate.so", "c/threads"), "a relative directory");
+	cr_assert(!threads_gate_possible(NULL, "/c/threads"));
+	cr_assert(!threads_gate_possible("/opt/libnvshim-gate.so", NULL));
 }
