@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +16,10 @@ static int gate_on;
 static unsigned gate_n;
 static char gate_dir[PATH_MAX];
 static unsigned gate_next;
+/* One of nvcc's threads looks for a free slot at a time; the others wait here, asleep. So a
+ * compile under --threads K keeps one poller, not K, and its descriptors, however many stages
+ * wait. */
+static pthread_mutex_t gate_waiting = PTHREAD_MUTEX_INITIALIZER;
 
 /* Whether this process is nvcc itself, not a script or a cache on the way to it. */
 static int gate_in_nvcc(void)
@@ -59,7 +64,10 @@ __attribute__((visibility("default"))) int system(const char *command)
 		return real_system(command);
 	/* Each stage starts its search at another slot, so that stages starting together spread. */
 	unsigned start = __atomic_fetch_add(&gate_next, 1, __ATOMIC_RELAXED) + (unsigned)getpid();
+	int locked = !pthread_mutex_lock(&gate_waiting);
 	int slot = slots_wait(gate_dir, gate_n, start, NULL);
+	if (locked)
+		pthread_mutex_unlock(&gate_waiting);
 	int status = real_system(command);
 	slots_give(slot);
 	return status;
