@@ -581,20 +581,34 @@ static void on_fatal_signal(int sig)
 	errno = saved;
 }
 
-static void env_restore(const char *name, char **saved);
-
 static unsigned env_k;
 static char *env_saved; /* NVCC_APPEND_FLAGS before, NULL: it was unset */
 static int env_gate;    /* LD_PRELOAD and SLOTS_GATE_ENV set by threads_env_gate() */
 static char *env_preload_saved; /* LD_PRELOAD before, NULL: it was unset */
 
-void threads_env_add(unsigned k)
+/* Puts a variable back as it was (saved NULL: it was unset) and forgets the saved value. */
+static void env_restore(const char *name, char **saved)
+{
+	if (*saved)
+		setenv(name, *saved, 1);
+	else
+		unsetenv(name);
+	free(*saved);
+	*saved = NULL;
+}
+
+/* NVCC_APPEND_FLAGS as the user had it (the gate, if set, stays). */
+static void env_undo_k(void)
 {
 	if (env_k) {
-		/* NVCC_APPEND_FLAGS as the user had it, the gate kept */
 		env_restore("NVCC_APPEND_FLAGS", &env_saved);
 		env_k = 0;
 	}
+}
+
+void threads_env_add(unsigned k)
+{
+	env_undo_k();
 	const char *old = getenv("NVCC_APPEND_FLAGS");
 	env_saved = old ? xstrdup(old) : NULL;
 	char *flags = xasprintf("%s%s--threads %u", old ? old : "", old && *old ? " " : "", k);
@@ -627,23 +641,9 @@ unsigned threads_env_added(void)
 	return env_k;
 }
 
-/* Puts a variable back as it was (saved NULL: it was unset) and forgets the saved value. */
-static void env_restore(const char *name, char **saved)
-{
-	if (*saved)
-		setenv(name, *saved, 1);
-	else
-		unsetenv(name);
-	free(*saved);
-	*saved = NULL;
-}
-
 void threads_env_undo(void)
 {
-	if (env_k) {
-		env_restore("NVCC_APPEND_FLAGS", &env_saved);
-		env_k = 0;
-	}
+	env_undo_k();
 	if (env_gate) {
 		env_restore("LD_PRELOAD", &env_preload_saved);
 		unsetenv(SLOTS_GATE_ENV);
@@ -666,7 +666,8 @@ int threads_fs_is_network(long type)
 					       0x47504653, 0x00c36400, 0x5346414f, 0x6b414653,
 					       0x7461636f, 0x01161970, 0x01021997, 0x73757245 };
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if ((unsigned long)type == types[i] || ((unsigned long)type & 0xffffffffUL) == types[i])
+		/* f_type is 32 bits wide, sign-extended in a long on some ABIs */
+		if (((unsigned long)type & 0xffffffffUL) == types[i])
 			return 1;
 	return 0;
 }
@@ -721,9 +722,7 @@ char *threads_slot_dir_on(const char *cache_dir, long fstype)
 
 char *threads_slot_dir(const char *cache_dir)
 {
-	if (!cache_dir || !*cache_dir)
-		return NULL;
-	return threads_slot_dir_on(cache_dir, fs_type(cache_dir));
+	return cache_dir && *cache_dir ? threads_slot_dir_on(cache_dir, fs_type(cache_dir)) : NULL;
 }
 
 int threads_gate_possible(const char *lib, const char *dir)

@@ -6,10 +6,10 @@
  * at once, and puts this library in front of nvcc (LD_PRELOAD) with SLOTS_GATE_ENV naming a
  * directory of slots (core/slots.h): every system() call of nvcc first takes one slot, waiting
  * while all are held (one thread of nvcc looks at a time, the others asleep), and gives it back
- * when the stage ends. So a lone compile runs its targets
- * side by side, a full `make -jN` or ninja build runs no more stages at once than there are
- * slots (one per CPU), and the build's tail, where few compiles are left, gets the CPUs the
- * finished ones gave back: K is a ceiling, the slots decide.
+ * when the stage ends. So a lone compile runs its targets side by side, a full `make -jN` or
+ * ninja build runs no more stages at once than there are slots (one per CPU), and the build's
+ * tail, where few compiles are left, gets the CPUs the finished ones gave back: K is a ceiling,
+ * the slots decide.
  *
  * The library is inert in every process but one called nvcc (/proc/self/exe): a wrapper script
  * or a compiler cache between nvshim and nvcc passes it on. In nvcc it takes LD_PRELOAD back to
