@@ -18,6 +18,9 @@
 #include "core/logfile.h"
 
 #define JOURNAL_HEADER "nvshim-stats-journal\t"
+/* The most milliseconds one count holds (some 31,000 years): a line that says more is damaged,
+ * and a sum stops there. */
+#define STATS_MAX_MS 1e15
 
 static const char *const kind_names[STATS_NKINDS] = { "rule", "dropped", "renamed", "upgraded", "source" };
 static const char kind_letters[STATS_NKINDS + 1] = "rdnus";
@@ -82,7 +85,10 @@ static void counts_add_entry(struct stats_counts *c, const struct stats_entry *e
 	c->probes += e->probes;
 	c->hits += e->hits;
 	c->quieted += e->quieted;
+	/* held within what a summary may hold (parse_ms()), so that a sum is read back */
 	c->added_ms += e->added_ms;
+	if (c->added_ms > STATS_MAX_MS)
+		c->added_ms = STATS_MAX_MS;
 	for (int k = 0; k < STATS_NKINDS; k++)
 		for (size_t i = 0; i < e->items[k].n; i++)
 			counts_add_item(c, k, e->items[k].v[i], 1);
@@ -301,7 +307,7 @@ static int parse_ms(const char *s, double *out)
 		return -1;
 	char *end;
 	*out = strtod(s, &end);
-	return *end || !isfinite(*out) || *out < 0 || *out > 1e15 ? -1 : 0;
+	return *end || !isfinite(*out) || *out < 0 || *out > STATS_MAX_MS ? -1 : 0;
 }
 
 /* Splits line (modified) at tabs into at most max fields; returns the count. */

@@ -189,6 +189,23 @@ Test(stats, limits_keep_the_record_bounded)
 	stats_release(&back);
 	stats_release(&small);
 	stats_release(&st);
+
+	/* time added: each journal line at most 1e15 ms, and so is a sum, which then reads back */
+	static const char big[] = "i\t1\tb\tninja\t/x\t600000000000000\t0\t0\t0\t0\n";
+	stats_init(&st, 0);
+	cr_assert_eq(stats_add_journal(&st, big, strlen(big), 0), 1);
+	cr_assert_eq(stats_add_journal(&st, big, strlen(big), 0), 1);
+	cr_assert_eq(st.total.added_ms, 1e15);
+	cr_assert_eq(st.builds[0].c.added_ms, 1e15);
+	static const char bigger[] = "i\t1\tb\tninja\t/x\t1000000000000001\t0\t0\t0\t0\n";
+	cr_assert_eq(stats_add_journal(&st, bigger, strlen(bigger), 0), 0);
+	text = stats_format(&st);
+	stats_init(&back, 0);
+	cr_assert_eq(stats_parse(&back, text, strlen(text)), 0);
+	cr_assert_eq(back.total.added_ms, 1e15);
+	free(text);
+	stats_release(&back);
+	stats_release(&st);
 }
 
 Test(stats, journal_lines_round_trip_and_damage_is_skipped)
