@@ -105,7 +105,7 @@ int cmd_explain(int n, char **args)
 	nvcc_passes_init(&ps, &s, nvcc);
 	struct link_result link;
 	link_result_init(&link);
-	nvcc_plan(&s, &inv, nvcc, &plan, &ps, &link, &before, &after);
+	int retargeted = nvcc_plan(&s, &inv, nvcc, &plan, &ps, &link, &before, &after);
 	/* What the threads step would choose now; nothing is taken. */
 	struct threads_hold th;
 	threads_hold_init(&th);
@@ -143,7 +143,8 @@ int cmd_explain(int n, char **args)
 	if (before.n || after.n) {
 		char *b = argv_to_shell(&before), *a = argv_to_shell(&after);
 		printf("targets   : %s\n", b);
-		printf("       -> : %s\n", after.n ? a : "(unchanged)");
+		printf("       -> : %s\n",
+		       after.n ? a : retargeted ? "(none: nvcc builds for its default)" : "(unchanged)");
 		free(b);
 		free(a);
 	}

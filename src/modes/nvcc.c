@@ -43,14 +43,15 @@ static int nvcc_passes_toolkit(struct nvcc_passes *ps, const struct session *s, 
 	return ps->tk_state > 0;
 }
 
-/* The targets pass (targets.h). Fail open: without the toolkit's facts it changes nothing. */
-static void nvcc_targets_pass(const struct session *s, const struct invocation *inv, const char *nvcc,
+/* The targets pass (targets.h); 1 if it rewrote the target options. Fail open: without the
+ * toolkit's facts it changes nothing. */
+static int nvcc_targets_pass(const struct session *s, const struct invocation *inv, const char *nvcc,
 			      struct plan *plan, struct nvcc_passes *ps, struct argv *before, struct argv *after)
 {
 	if (!targets_wanted(inv, &s->cfg) || !nvcc_passes_toolkit(ps, s, nvcc))
-		return;
+		return 0;
 	struct targets_context ctx = { &s->cfg, &ps->tk, session_devices_load, &ps->devs };
-	targets_pass(inv, &ctx, plan, before, after);
+	return targets_pass(inv, &ctx, plan, before, after);
 }
 
 /* The modules pass, on the command line the other passes made (after the link pass, so that a
@@ -139,12 +140,13 @@ static void nvcc_link_pass(const struct session *s, const struct invocation *inv
 
 /* ---- the passes: targets, link, modules ---- */
 
-void nvcc_plan(const struct session *s, const struct invocation *inv, const char *nvcc, struct plan *plan,
-	       struct nvcc_passes *ps, struct link_result *link, struct argv *before, struct argv *after)
+int nvcc_plan(const struct session *s, const struct invocation *inv, const char *nvcc, struct plan *plan,
+	      struct nvcc_passes *ps, struct link_result *link, struct argv *before, struct argv *after)
 {
-	nvcc_targets_pass(s, inv, nvcc, plan, ps, before, after);
+	int retargeted = nvcc_targets_pass(s, inv, nvcc, plan, ps, before, after);
 	nvcc_link_pass(s, inv, nvcc, plan, link);
 	nvcc_modules_pass(s, inv, nvcc, plan, ps);
+	return retargeted;
 }
 
 /* ---- nvcc's --threads ---- */

@@ -40,10 +40,12 @@ void nvcc_passes_init(struct nvcc_passes *ps, const struct session *s, const cha
 void nvcc_passes_release(struct nvcc_passes *ps);
 
 /* The passes over inv (the line plan was made from, for nvcc): targets, link, modules. before
- * and after (may be NULL) receive the target options as given and as rewritten. Fail open: a
- * pass that cannot get its facts changes nothing. */
-void nvcc_plan(const struct session *s, const struct invocation *inv, const char *nvcc, struct plan *plan,
-	       struct nvcc_passes *ps, struct link_result *link, struct argv *before, struct argv *after);
+ * and after (may be NULL) receive the target options as given and as rewritten (after stays
+ * empty when the targets pass left them, and when it took them all out). Returns 1 if the
+ * targets pass rewrote the target options, else 0. Fail open: a pass that cannot get its facts
+ * changes nothing. */
+int nvcc_plan(const struct session *s, const struct invocation *inv, const char *nvcc, struct plan *plan,
+	      struct nvcc_passes *ps, struct link_result *link, struct argv *before, struct argv *after);
 
 /* The link pass over a request of CC mode (nvcc NULL: the toolkit is looked for quietly). */
 void nvcc_link_request_pass(const struct session *s, struct link_request *req, const char *nvcc,

@@ -57,6 +57,12 @@ out=$(NVSHIM_DEVICES=90 "$NVSHIM" explain -c k.cu -o x.o -arch=sm_70)
 check "explain: before and after" contains "$out" "^targets   : '-gencode=arch=compute_70,code=\[sm_70,compute_70\]'" \
 	"^       -> : -gencode=arch=compute_90,code=sm_90" "no requested target remains: building for the GPUs (NVSHIM_DEVICES)"
 check "explain ran nothing" test ! -e x.o
+# Every target dropped and nothing known to build for: the list goes, nvcc's default stays.
+out=$(NVSHIM_DEVICES= NVSHIM_FALLBACK_ARCHS= "$NVSHIM" explain -c k.cu -o x.o -arch=sm_70)
+check "explain: all dropped, nvcc's default" contains "$out" "^       -> : (none: nvcc builds for its default)" \
+	"dropped sm_70, compute_70: not supported"
+out=$("$NVSHIM" explain -c k.cu -o x.o -arch=sm_90)
+check "explain: a list kept is unchanged" contains "$out" "^       -> : (unchanged)"
 
 # A CMake project with a CUDA 12 era CMAKE_CUDA_ARCHITECTURES.
 if command -v cmake >/dev/null; then
