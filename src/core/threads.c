@@ -620,7 +620,8 @@ void threads_env_add(unsigned k)
 int threads_env_gate(const char *lib, unsigned n, const char *dir)
 {
 	char spec[PATH_MAX + 16];
-	if (env_gate || !lib || !*lib || getenv(SLOTS_GATE_ENV) || slots_gate_format(spec, sizeof(spec), n, dir))
+	if (env_gate || !threads_gate_possible(lib, dir) || getenv(SLOTS_GATE_ENV) ||
+	    slots_gate_format(spec, sizeof(spec), n, dir))
 		return -1;
 	const char *old = getenv("LD_PRELOAD");
 	env_preload_saved = old ? xstrdup(old) : NULL;

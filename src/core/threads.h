@@ -152,7 +152,7 @@ void threads_env_undo(void);
 /* The gate for the tools nvshim starts from now on: `lib` first in LD_PRELOAD, SLOTS_GATE_ENV
  * naming n slots in dir, the user's LD_PRELOAD kept in SLOTS_GATE_PRELOAD_ENV (the gate puts it
  * back inside nvcc). Returns 0, or -1 when it cannot be set (a gate already set by an nvshim
- * further up: that one counts). */
+ * further up: that one counts; or a lib or dir threads_gate_possible() refuses). */
 int threads_env_gate(const char *lib, unsigned n, const char *dir);
 /* The slots' directory for a cache directory (NULL: none, or no working directory for a
  * relative one): <cache_dir>/threads, made absolute, since nvcc's stages find it from wherever

@@ -440,6 +440,11 @@ Test(threads, the_gate_environment_is_set_and_undone)
 	cr_assert_null(getenv("LD_PRELOAD"));
 	unsetenv(SLOTS_GATE_ENV);
 	cr_assert_eq(threads_env_gate(NULL, 4, "/c/threads"), -1);
+	/* what LD_PRELOAD cannot hold, or a directory nvcc's stages cannot find from elsewhere */
+	cr_assert_eq(threads_env_gate("/x y/libnvshim-gate.so", 4, "/c/threads"), -1);
+	cr_assert_eq(threads_env_gate("/x/libnvshim-gate.so", 4, "c/threads"), -1);
+	cr_assert_null(getenv("LD_PRELOAD"));
+	cr_assert_null(getenv(SLOTS_GATE_ENV));
 }
 
 /* A jobserver pipe with n tokens; its MAKEFLAGS in mf. */
