@@ -2,7 +2,7 @@
 # The documentation holds together: README.md is a front door of at most 300 lines; docs/README.md
 # lists every file of docs/; every relative link of README.md, docs/*.md and src/README.md names a
 # file that exists (and, with #anchor, a heading of that file, as GitHub makes anchors); every
-# repository path written in backquotes (`src/core/arch.c`, `tests/e2e/link.sh`) exists.
+# repository path written in backquotes (`src/model/arch.c`, `tests/e2e/link.sh`) exists.
 # Prints each problem; exit 1 if any.
 cd "$(dirname "$0")/.." || exit 2
 exec python3 - "$@" <<'EOF'

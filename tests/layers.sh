@@ -1,14 +1,24 @@
 #!/bin/bash
 # The layers of src/ (CMakeLists.txt, src/README.md) include only from layers below them, or
-# from their own folder. Prints each include that breaks this; exit 1 if any.
+# from their own folder; folders of one rank (model, objects, buildwide; passes, preload) never
+# include each other. Every folder of src/ must have a rank here. Prints each include that
+# breaks this; exit 1 if any.
 cd "$(dirname "$0")/../src" || exit 2
 rank() {
 	case $1 in
-	core) echo 0 ;; diagnose) echo 1 ;; passes | preload) echo 2 ;; modes) echo 3 ;;
-	commands) echo 4 ;; tools) echo 5 ;; *) echo 99 ;;
+	base) echo 0 ;; model | objects | buildwide) echo 1 ;; machine) echo 2 ;;
+	diagnose) echo 3 ;; passes | preload) echo 4 ;; modes) echo 5 ;; commands) echo 6 ;;
+	tools) echo 7 ;; *) echo 99 ;;
 	esac
 }
 bad=0 n=0
+for d in */; do
+	d=${d%/}
+	if [ "$(rank "$d")" = 99 ]; then
+		echo "layers: src/$d/ has no rank in tests/layers.sh"
+		bad=1
+	fi
+done
 for f in */*.c */*.h; do
 	layer=${f%%/*}
 	mine=$(rank "$layer")
@@ -22,5 +32,5 @@ for f in */*.c */*.h; do
 		fi
 	done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_]*\.h\)".*/\1/p' "$f")
 done
-[ $bad = 0 ] && echo "layers: $n includes, each from its own layer or one below"
+[ $bad = 0 ] && echo "layers: $n includes in $(ls -d */ | wc -l) folders, each from its own folder or a layer below"
 exit $bad

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/diag.h"
+#include "base/diag.h"
 #include "modes/session.h"
 
 int cmd_config(int n, char **args)

@@ -10,10 +10,10 @@
 
 #include <libiberty.h>
 
-#include "core/arch.h"
-#include "core/diag.h"
-#include "core/launcher.h"
-#include "core/toolkit.h"
+#include "model/arch.h"
+#include "base/diag.h"
+#include "machine/launcher.h"
+#include "machine/toolkit.h"
 #include "modes/session.h"
 
 #ifndef NVSHIM_VERSION

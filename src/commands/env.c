@@ -8,9 +8,9 @@
 
 #include <libiberty.h>
 
-#include "core/argv.h"
-#include "core/diag.h"
-#include "core/locate.h"
+#include "base/argv.h"
+#include "base/diag.h"
+#include "machine/locate.h"
 
 /* The directory whose nvcc is nvshim: <prefix>/libexec/nvshim/bin (resolved), or NULL. */
 static char *nvcc_dir(const struct self *self)

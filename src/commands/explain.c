@@ -6,8 +6,8 @@
 
 #include <libiberty.h>
 
-#include "core/diag.h"
-#include "core/launcher.h"
+#include "base/diag.h"
+#include "machine/launcher.h"
 #include "diagnose/api.h"
 #include "modes/cc.h"
 #include "modes/nvcc.h"

@@ -6,7 +6,7 @@
 
 #include <libiberty.h>
 
-#include "core/diag.h"
+#include "base/diag.h"
 #include "diagnose/api.h"
 #include "modes/session.h"
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/diag.h"
-#include "core/launcher.h"
+#include "base/diag.h"
+#include "machine/launcher.h"
 #include "modes/session.h"
 
 /* For a compiler cache that runs nvshim: see launcher.h. */

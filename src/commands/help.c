@@ -7,7 +7,7 @@
 
 #include <libiberty.h>
 
-#include "core/config.h"
+#include "model/config.h"
 
 #ifndef NVSHIM_VERSION
 #define NVSHIM_VERSION "0"

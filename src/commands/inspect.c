@@ -23,13 +23,13 @@
 #include <hashtab.h>
 #include <libiberty.h>
 
-#include "core/devices.h"
-#include "core/diag.h"
-#include "core/elf.h"
-#include "core/fault.h"
-#include "core/images.h"
-#include "core/logfile.h"
-#include "core/unpack.h"
+#include "machine/devices.h"
+#include "base/diag.h"
+#include "objects/elf.h"
+#include "base/fault.h"
+#include "objects/images.h"
+#include "base/logfile.h"
+#include "objects/unpack.h"
 #include "modes/session.h"
 
 /* Images larger than this are not decompressed (a damaged header must not allocate more). */

@@ -1,5 +1,5 @@
 #include "commands/commands.h"
-#include "core/runner.h"
+#include "base/runner.h"
 
 int main(int argc, char **argv)
 {

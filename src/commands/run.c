@@ -8,8 +8,8 @@
 
 #include <libiberty.h>
 
-#include "core/diag.h"
-#include "core/runner.h"
+#include "base/diag.h"
+#include "base/runner.h"
 #include "modes/session.h"
 
 /* Does an LD_PRELOAD value (entries separated by spaces or colons) name this file? */

@@ -6,8 +6,8 @@
 
 #include <libiberty.h>
 
-#include "core/diag.h"
-#include "core/stats.h"
+#include "base/diag.h"
+#include "buildwide/stats.h"
 #include "modes/session.h"
 
 /* `nvshim stats [--json] [--zero]`: the record of what nvshim did (stats.h), like ccache -s and

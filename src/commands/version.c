@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/diag.h"
-#include "core/toolkit.h"
+#include "base/diag.h"
+#include "machine/toolkit.h"
 #include "modes/session.h"
 
 #ifndef NVSHIM_VERSION

@@ -40,9 +40,9 @@
 
 #include <stddef.h>
 
-#include "core/argv.h"
-#include "core/config.h"
-#include "core/hostcc.h"
+#include "base/argv.h"
+#include "model/config.h"
+#include "model/hostcc.h"
 
 struct api_entry {
 	char *name;

@@ -16,13 +16,13 @@
 #include <demangle.h>
 #include <libiberty.h>
 
-#include "core/arch.h"
-#include "core/cache.h"
-#include "core/diag.h"
+#include "model/arch.h"
+#include "base/cache.h"
+#include "base/diag.h"
 #include "diagnose/api.h"
 #include "diagnose/diagnose.h"
-#include "core/elf.h"
-#include "core/steps.h"
+#include "objects/elf.h"
+#include "machine/steps.h"
 
 extern char **environ;
 
@@ -428,20 +428,8 @@ static void build_env(struct replay *r)
 /* The program of a step: a path as given, else found on the steps' PATH. xmalloc'ed. */
 static char *step_program(const struct replay *r, const char *name)
 {
-	if (strchr(name, '/'))
-		return xstrdup(name);
-	const char *path = steps_setting(&r->steps, "PATH");
-	if (!path)
-		path = getenv("PATH");
-	for (const char *p = path; p && *p;) {
-		size_t len = strcspn(p, ":");
-		char *cand = len ? xasprintf("%.*s/%s", (int)len, p, name) : xstrdup(name);
-		if (!access(cand, X_OK))
-			return cand;
-		free(cand);
-		p += len + (p[len] == ':');
-	}
-	return xstrdup(name);
+	char *found = runner_which(name, steps_setting(&r->steps, "PATH"));
+	return found ? found : xstrdup(name);
 }
 
 /* Runs nvcc --dryrun with the arguments of the plan. */

@@ -39,11 +39,11 @@
 
 #include <stddef.h>
 
-#include "core/argv.h"
-#include "core/config.h"
-#include "core/invocation.h"
-#include "core/plan.h"
-#include "core/runner.h"
+#include "base/argv.h"
+#include "model/config.h"
+#include "model/invocation.h"
+#include "model/plan.h"
+#include "base/runner.h"
 
 struct crash {
 	char *stage;  /* "cicc", "ptxas", ...; "nvcc" when nvcc itself died; NULL when only a shell

@@ -9,8 +9,8 @@
 #include <demangle.h>
 #include <libiberty.h>
 
-#include "core/arch.h"
-#include "core/argv.h"
+#include "model/arch.h"
+#include "base/argv.h"
 
 void diagnose_init(struct diagnosis *d)
 {

@@ -6,8 +6,8 @@
 
 #include <libiberty.h>
 
-#include "core/diag.h"
-#include "core/runner.h"
+#include "base/diag.h"
+#include "base/runner.h"
 
 static const char *const cc_names[] = { "cc", "c++", "gcc", "g++", "clang", "clang++" };
 
@@ -65,23 +65,6 @@ static char *cc_locate_host(const struct session *s, const char *name, const cha
 }
 
 
-/* The toolkit's nvcc, found without a word when there is none (NULL then): a C/C++ compile must
- * not complain about a missing toolkit. */
-static char *cc_quiet_nvcc(void *arg)
-{
-	struct session *s = arg;
-	char *found = NULL, *how = NULL;
-	FILE *null = fopen("/dev/null", "w");
-	if (!null)
-		return NULL;
-	diag_set_stream(null);
-	if (locate_nvcc(&s->cfg, session_env, &s->self, &found, &how))
-		found = NULL;
-	diag_set_stream(NULL);
-	fclose(null);
-	free(how);
-	return found;
-}
 
 int cc_plan(struct session *s, const char *name, struct cc_run *r)
 {
@@ -198,7 +181,7 @@ int cc_main(const char *name, int n, char **args)
 		/* A C/C++ source that includes the CUDA headers: its errors may be about removed or
 		 * changed CUDA APIs (api.h), so the compiler's stderr is held. */
 		int api = s.cfg.explain_api && api_host_wanted(&r.hc);
-		struct api_context ac = { &s.cfg, NULL, s.self.exe_dir, cc_quiet_nvcc, &s };
+		struct api_context ac = { &s.cfg, NULL, s.self.exe_dir, session_quiet_nvcc, &s };
 		status = nvcc_run(&s, &r.plan, &in, &r.link.retry, NULL, api ? &ac : NULL);
 		argv_release(&in);
 	}

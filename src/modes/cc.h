@@ -9,7 +9,7 @@
 #ifndef NVSHIM_CC_H
 #define NVSHIM_CC_H
 
-#include "core/hostcc.h"
+#include "model/hostcc.h"
 #include "modes/nvcc.h"
 
 /* What CC mode will run for these arguments: the plan, and what a failed link would add. */

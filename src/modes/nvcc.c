@@ -6,16 +6,16 @@
 
 #include <libiberty.h>
 
-#include "core/arch.h"
-#include "core/build.h"
-#include "core/diag.h"
-#include "core/fault.h"
-#include "core/launcher.h"
-#include "core/once.h"
-#include "core/runner.h"
-#include "core/stats.h"
-#include "core/slots.h"
-#include "core/threads.h"
+#include "model/arch.h"
+#include "buildwide/build.h"
+#include "base/diag.h"
+#include "base/fault.h"
+#include "machine/launcher.h"
+#include "buildwide/once.h"
+#include "base/runner.h"
+#include "buildwide/stats.h"
+#include "buildwide/slots.h"
+#include "buildwide/threads.h"
 #include "passes/gates.h"
 #include "passes/targets.h"
 
@@ -82,19 +82,11 @@ void nvcc_modules_launcher(struct nvcc_passes *ps, const struct plan *plan, cons
  * is looked for quietly, since a plain C link must not complain about a missing toolkit. */
 static void link_context_init(struct link_context *ctx, const struct session *s, const char *nvcc)
 {
-	char *found = NULL, *how = NULL;
+	char *found = NULL;
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->cfg = &s->cfg;
 	if (!nvcc) {
-		FILE *null = fopen("/dev/null", "w");
-		if (null) {
-			diag_set_stream(null);
-			if (locate_nvcc(&s->cfg, session_env, &s->self, &found, &how))
-				found = NULL;
-			diag_set_stream(NULL);
-			fclose(null);
-		}
-		free(how);
+		found = session_quiet_nvcc((void *)s);
 	} else {
 		ctx->toolkit_lib = link_toolkit_lib(nvcc);
 	}

@@ -15,11 +15,11 @@
 #ifndef NVSHIM_NVCC_H
 #define NVSHIM_NVCC_H
 
-#include "core/argv.h"
-#include "core/invocation.h"
-#include "core/plan.h"
-#include "core/threads.h"
-#include "core/toolkit.h"
+#include "base/argv.h"
+#include "model/invocation.h"
+#include "model/plan.h"
+#include "buildwide/threads.h"
+#include "machine/toolkit.h"
 #include "diagnose/api.h"
 #include "diagnose/crash.h"
 #include "modes/session.h"

@@ -9,14 +9,14 @@
 
 #include <libiberty.h>
 
-#include "core/build.h"
-#include "core/cache.h"
-#include "core/diag.h"
-#include "core/fault.h"
-#include "core/launcher.h"
-#include "core/logfile.h"
-#include "core/runner.h"
-#include "core/stats.h"
+#include "buildwide/build.h"
+#include "base/cache.h"
+#include "base/diag.h"
+#include "base/fault.h"
+#include "machine/launcher.h"
+#include "base/logfile.h"
+#include "base/runner.h"
+#include "buildwide/stats.h"
 #include "preload/gate.h"
 
 const char *session_env(const char *name)
@@ -213,4 +213,20 @@ void session_devices_init(struct session_devices *sd, const struct session *s)
 void session_devices_release(struct session_devices *sd)
 {
 	devices_release(&sd->d);
+}
+
+char *session_quiet_nvcc(void *arg)
+{
+	struct session *s = arg;
+	char *found = NULL, *how = NULL;
+	FILE *null = fopen("/dev/null", "w");
+	if (!null)
+		return NULL;
+	diag_set_stream(null);
+	if (locate_nvcc(&s->cfg, session_env, &s->self, &found, &how))
+		found = NULL;
+	diag_set_stream(NULL);
+	fclose(null);
+	free(how);
+	return found;
 }

@@ -15,11 +15,11 @@
 #ifndef NVSHIM_SESSION_H
 #define NVSHIM_SESSION_H
 
-#include "core/argv.h"
-#include "core/config.h"
-#include "core/devices.h"
-#include "core/locate.h"
-#include "core/plan.h"
+#include "base/argv.h"
+#include "model/config.h"
+#include "machine/devices.h"
+#include "machine/locate.h"
+#include "model/plan.h"
 
 struct session {
 	double start_ms;
@@ -36,6 +36,9 @@ const char *session_env(const char *name);
 /* Reads the settings for args[0..n) and reports their problems (warnings). A cache_dir that
  * cannot be used is emptied, with a warning. */
 void session_init(struct session *s, int n, char **args);
+/* The real nvcc, found without a word when there is none (NULL then; xmalloc'ed): a C/C++
+ * compile or link must not complain about a missing toolkit. `arg` is the session. */
+char *session_quiet_nvcc(void *arg);
 /* The same; with report 0, nothing is said (a tool nvshim started runs quietly). */
 void session_init_report(struct session *s, int n, char **args, int report);
 void session_release(struct session *s);

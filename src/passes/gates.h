@@ -30,9 +30,9 @@
 
 #include <stddef.h>
 
-#include "core/argv.h"
-#include "core/config.h"
-#include "core/invocation.h"
+#include "base/argv.h"
+#include "model/config.h"
+#include "model/invocation.h"
 
 struct gate {
 	char *name;

@@ -9,8 +9,9 @@
 
 #include <libiberty.h>
 
-#include "core/diag.h"
-#include "core/elf.h"
+#include "base/diag.h"
+#include "machine/toolkit.h"
+#include "objects/elf.h"
 
 #if defined(__x86_64__)
 #define TRIPLET "x86_64-linux-gnu"
@@ -939,24 +940,6 @@ char *link_undefined_driver_symbol(const char *text)
 }
 
 /* ---- the toolkit ---- */
-
-static char *toolkit_root(const char *nvcc)
-{
-	char *dir = xstrdup(nvcc);
-	for (int up = 0; up < 2; up++) {
-		char *slash = strrchr(dir, '/');
-		if (!slash) {
-			free(dir);
-			return NULL;
-		}
-		*slash = '\0';
-	}
-	if (!*dir) {
-		free(dir);
-		return xstrdup("/");
-	}
-	return dir;
-}
 
 static char *stubs_under(const char *root)
 {

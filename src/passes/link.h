@@ -33,11 +33,11 @@
 
 #include <stddef.h>
 
-#include "core/argv.h"
-#include "core/config.h"
-#include "core/hostcc.h"
-#include "core/invocation.h"
-#include "core/plan.h"
+#include "base/argv.h"
+#include "model/config.h"
+#include "model/hostcc.h"
+#include "model/invocation.h"
+#include "model/plan.h"
 
 enum link_item_kind {
 	LINK_FILE,             /* an input file, read by its contents */

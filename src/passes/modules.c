@@ -10,10 +10,11 @@
 
 #include <libiberty.h>
 
-#include "core/cache.h"
-#include "core/diag.h"
-#include "core/fault.h"
-#include "core/stats.h"
+#include "base/cache.h"
+#include "base/diag.h"
+#include "base/fault.h"
+#include "buildwide/stats.h"
+#include "machine/toolkit.h"
 #include "passes/targets.h"
 
 void modules_plan_init(struct modules_plan *mp)
@@ -230,16 +231,12 @@ static char *absolute_path(const char *path, const char *cwd)
 }
 
 /* The toolkit's root: two levels above bin/nvcc (resolved). */
-static char *toolkit_root(const char *nvcc)
+static char *real_toolkit_root(const char *nvcc)
 {
 	char *real = lrealpath(nvcc);
-	char *slash = strrchr(real, '/');
-	if (slash)
-		*slash = '\0';
-	slash = strrchr(real, '/');
-	if (slash && slash != real)
-		*slash = '\0';
-	return real;
+	char *root = real ? toolkit_root(real) : NULL;
+	free(real);
+	return root;
 }
 
 static void make_key(struct module_source *s, const struct modules_plan *mp, const struct modules_context *ctx,
@@ -707,7 +704,7 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 		for (size_t i = 0; i < problems.n; i++)
 			warning("%s", problems.v[i]);
 	}
-	char *tk_root = toolkit_root(ctx->nvcc);
+	char *tk_root = real_toolkit_root(ctx->nvcc);
 
 	for (size_t i = 0; i < inv->nargs; i++) {
 		const struct inv_arg *a = &inv->args[i];

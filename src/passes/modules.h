@@ -32,15 +32,15 @@
 #ifndef NVSHIM_MODULES_H
 #define NVSHIM_MODULES_H
 
-#include "core/arch.h"
-#include "core/config.h"
-#include "core/devices.h"
-#include "core/invocation.h"
-#include "core/plan.h"
-#include "core/rules.h"
-#include "core/runner.h"
+#include "model/arch.h"
+#include "model/config.h"
+#include "machine/devices.h"
+#include "model/invocation.h"
+#include "model/plan.h"
+#include "model/rules.h"
+#include "base/runner.h"
 #include "passes/scan.h"
-#include "core/toolkit.h"
+#include "machine/toolkit.h"
 #include "passes/verdict.h"
 
 struct modules_context {

@@ -10,11 +10,11 @@
 
 #include <libiberty.h>
 
-#include "core/cache.h"
-#include "core/diag.h"
-#include "core/fault.h"
-#include "core/threads.h"
-#include "core/stats.h"
+#include "base/cache.h"
+#include "base/diag.h"
+#include "base/fault.h"
+#include "buildwide/threads.h"
+#include "buildwide/stats.h"
 #include "diagnose/diagnose.h"
 #include "passes/link.h"
 #include "passes/stubs.h"

@@ -30,8 +30,8 @@
 
 #include <stddef.h>
 
-#include "core/arch.h"
-#include "core/argv.h"
+#include "model/arch.h"
+#include "base/argv.h"
 
 struct scan_cond {
 	struct scan_cond *parent;

@@ -28,7 +28,7 @@
 
 #include <stddef.h>
 
-#include "core/elf.h"
+#include "objects/elf.h"
 
 #define STUBS_TRIVIAL 256ull
 #define STUBS_TRIVIAL_CALL 512ull

@@ -6,7 +6,7 @@
 
 #include <libiberty.h>
 
-#include "core/diag.h"
+#include "base/diag.h"
 
 static int is_target_option(const struct inv_arg *a)
 {
@@ -55,16 +55,7 @@ static void add_sass(struct arch_list *l, unsigned cc)
 	arch_list_add(l, &t);
 }
 
-static char *names_of(const struct argv *names)
-{
-	char *s = xstrdup("");
-	for (size_t i = 0; i < names->n; i++) {
-		char *n = concat(s, i ? ", " : "", names->v[i], NULL);
-		free(s);
-		s = n;
-	}
-	return s;
-}
+static char *names_of(const struct argv *names) { return argv_join(names, ", "); }
 
 /* Adds targets for the compute capabilities of a comma list ("80,90", "sm_90"). */
 static int add_fallback(struct arch_list *l, const struct config *cfg, const struct toolkit *tk)

@@ -22,12 +22,12 @@
 #ifndef NVSHIM_TARGETS_H
 #define NVSHIM_TARGETS_H
 
-#include "core/arch.h"
-#include "core/config.h"
-#include "core/devices.h"
-#include "core/invocation.h"
-#include "core/plan.h"
-#include "core/toolkit.h"
+#include "model/arch.h"
+#include "model/config.h"
+#include "machine/devices.h"
+#include "model/invocation.h"
+#include "model/plan.h"
+#include "machine/toolkit.h"
 
 struct targets_context {
 	const struct config *cfg;

@@ -11,7 +11,7 @@
 
 #include <libiberty.h>
 
-#include "core/cache.h"
+#include "base/cache.h"
 
 /* MurmurHash3 x64 128 (public domain, Austin Appleby), in streaming form. A cache key, not a
  * defence against anyone: fast and well mixed is what it needs. */

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/argv.h"
+#include "base/argv.h"
 
 struct hash128 {
 	uint64_t h1, h2;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/slots.h"
+#include "buildwide/slots.h"
 
 static int (*real_system)(const char *);
 static int gate_on;

@@ -4,7 +4,7 @@
  * fatbinary, the host compiler) through system(), from one thread per target under --threads.
  * nvshim gives a multi-target compile --threads K for as many targets as the machine could run
  * at once, and puts this library in front of nvcc (LD_PRELOAD) with SLOTS_GATE_ENV naming a
- * directory of slots (core/slots.h): every system() call of nvcc first takes one slot, waiting
+ * directory of slots (buildwide/slots.h): every system() call of nvcc first takes one slot, waiting
  * while all are held (one thread of nvcc looks at a time, the others asleep), and gives it back
  * when the stage ends. So a lone compile runs its targets side by side, a full `make -jN` or
  * ninja build runs no more stages at once than there are slots (one per CPU), and the build's

@@ -15,8 +15,8 @@
 
 #include <libiberty.h>
 
-#include "core/devices.h"
-#include "core/diag.h"
+#include "machine/devices.h"
+#include "base/diag.h"
 
 struct preload_lib preload_libs[PRELOAD_SLOTS];
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -58,8 +58,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/argv.h"
-#include "core/config.h"
+#include "base/argv.h"
+#include "model/config.h"
 
 #define NVSHIM_EXPORT __attribute__((visibility("default")))
 

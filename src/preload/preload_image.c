@@ -30,9 +30,9 @@
 #include <demangle.h>
 #include <libiberty.h>
 
-#include "core/diag.h"
-#include "core/elf.h"
-#include "core/images.h"
+#include "base/diag.h"
+#include "objects/elf.h"
+#include "objects/images.h"
 
 typedef int (*module_load_fn)(void **, const char *);
 typedef int (*fatbin_load_fn)(void **, const void *);

@@ -11,8 +11,8 @@
 
 #include <libiberty.h>
 
-#include "core/arch.h"
-#include "core/diag.h"
+#include "model/arch.h"
+#include "base/diag.h"
 #include "diagnose/diagnose.h"
 #include "preload/registry.h"
 #include "preload/rtc.h"

@@ -9,7 +9,7 @@
 
 #include <libiberty.h>
 
-#include "core/arch.h"
+#include "model/arch.h"
 #include "diagnose/diagnose.h"
 #include "preload/registry.h"
 #include "preload/rtc.h"

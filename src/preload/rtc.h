@@ -25,8 +25,8 @@
 
 #include <stddef.h>
 
-#include "core/arch.h"
-#include "core/argv.h"
+#include "model/arch.h"
+#include "base/argv.h"
 
 /* What a compile's options say. Indices are into the options as given. */
 struct rtc_options {

@@ -6,7 +6,7 @@
 #include <libiberty.h>
 
 #include "fuzz.h"
-#include "core/argv.h"
+#include "base/argv.h"
 #include "diagnose/api.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -4,7 +4,7 @@
 
 #include <libiberty.h>
 
-#include "core/argv.h"
+#include "base/argv.h"
 
 char *fuzz_string(const uint8_t *data, size_t size)
 {

@@ -6,8 +6,8 @@
 #include <libiberty.h>
 
 #include "fuzz.h"
-#include "core/config.h"
-#include "core/diag.h"
+#include "model/config.h"
+#include "base/diag.h"
 
 static const char *no_env(const char *name)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "core/elf.h"
+#include "objects/elf.h"
 #include "passes/stubs.h"
 
 static void count(const char *name, int defined, int weak, void *arg)

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "core/devices.h"
-#include "core/toolkit.h"
+#include "machine/devices.h"
+#include "machine/toolkit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

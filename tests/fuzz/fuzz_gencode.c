@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "core/arch.h"
+#include "model/arch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,8 +6,8 @@
 #include <libiberty.h>
 
 #include "fuzz.h"
-#include "core/argv.h"
-#include "core/hostcc.h"
+#include "base/argv.h"
+#include "model/hostcc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "core/elf.h"
-#include "core/images.h"
+#include "objects/elf.h"
+#include "objects/images.h"
 
 static void kernel(const struct cuda_kernel *k, void *arg)
 {

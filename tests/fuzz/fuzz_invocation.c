@@ -9,13 +9,13 @@
 #include <libiberty.h>
 
 #include "fuzz.h"
-#include "core/config.h"
-#include "core/devices.h"
-#include "core/diag.h"
-#include "core/invocation.h"
-#include "core/plan.h"
+#include "model/config.h"
+#include "machine/devices.h"
+#include "base/diag.h"
+#include "model/invocation.h"
+#include "model/plan.h"
 #include "passes/targets.h"
-#include "core/toolkit.h"
+#include "machine/toolkit.h"
 
 static char *file;
 static struct toolkit tk;

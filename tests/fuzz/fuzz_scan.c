@@ -7,8 +7,8 @@
 #include <libiberty.h>
 
 #include "fuzz.h"
-#include "core/arch.h"
-#include "core/argv.h"
+#include "model/arch.h"
+#include "base/argv.h"
 #include "passes/scan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

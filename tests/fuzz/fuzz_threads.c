@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "core/slots.h"
-#include "core/threads.h"
+#include "buildwide/slots.h"
+#include "buildwide/threads.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "core/unpack.h"
+#include "objects/unpack.h"
 
 static int member(const struct zip_member *m, void *arg)
 {

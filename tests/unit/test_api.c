@@ -48,6 +48,11 @@ Test(api, the_shipped_table)
 	e = api_find(&table, "texture");
 	cr_assert_not_null(e);
 	cr_assert_str_eq(e->version, "12.0");
+	/* An example written over several lines reads as one, joined with single spaces. */
+	e = api_find(&table, "cudaBindTexture2D");
+	cr_assert_not_null(e);
+	cr_assert_not_null(strstr(e->example, "r.res.pitch2D.devPtr = p; r.res.pitch2D.desc ="), "%s", e->example);
+	cr_assert_not_null(strstr(e->example, "cudaTextureDesc t = {}; cudaCreateTextureObject(&tex, &r, &t, NULL);"));
 	cr_assert_null(api_find(&table, "cudaMalloc"));
 	cr_assert_null(api_find(&table, ""));
 	cr_assert_null(api_find(&table, NULL));

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "core/arch.h"
+#include "model/arch.h"
 
 Test(arch, parse_and_format_round_trip)
 {

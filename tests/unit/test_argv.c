@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/argv.h"
+#include "base/argv.h"
 
 Test(argv, empty_vector_is_terminated_and_never_null)
 {

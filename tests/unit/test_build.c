@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "core/build.h"
+#include "buildwide/build.h"
 
 static enum build_kind classify(const char *comm, const char *args, const char **tool)
 {

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "helpers.h"
-#include "core/config.h"
+#include "model/config.h"
 
 static void setv(size_t i, const char *n, const char *v)
 {

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "helpers.h"
-#include "core/devices.h"
+#include "machine/devices.h"
 
 Test(devices, parse_forms)
 {

@@ -5,7 +5,7 @@
 
 #include "helpers.h"
 #include "diagnose/diagnose.h"
-#include "core/runner.h"
+#include "base/runner.h"
 
 /* Captured from nvcc 13.0.88 (and ptxas 12.9.86, which prints the same shapes). */
 static const char ptxas_min[] =

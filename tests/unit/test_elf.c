@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "core/elf.h"
+#include "objects/elf.h"
 
 /* Objects, shared objects and archives are made by the machine's gcc, nvcc and ar at test
  * time, then read, whole, truncated and damaged. */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "core/hostcc.h"
+#include "model/hostcc.h"
 
 struct result {
 	char *nvcc;  /* the translated arguments, as one shell line */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "core/images.h"
+#include "objects/images.h"
 
 /* The run rules, the version tables and the verdict over fatbin containers. */
 

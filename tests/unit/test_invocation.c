@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "core/invocation.h"
+#include "model/invocation.h"
 
 static const char *prepend, *append_;
 static const char *fake_env(const char *name)

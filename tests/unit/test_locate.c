@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "core/locate.h"
+#include "machine/locate.h"
 
 
 static char *dir;

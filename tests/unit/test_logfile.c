@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "core/diag.h"
-#include "core/logfile.h"
+#include "base/diag.h"
+#include "base/logfile.h"
 
 Test(logfile, json_strings_are_escaped)
 {

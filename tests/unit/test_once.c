@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "core/build.h"
-#include "core/once.h"
+#include "buildwide/build.h"
+#include "buildwide/once.h"
 
 Test(once, first_compile_of_a_build_says_it)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "core/options.h"
+#include "model/options.h"
 
 Test(options, table_is_sorted_and_unique)
 {

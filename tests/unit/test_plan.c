@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "core/plan.h"
-#include "core/runner.h"
+#include "model/plan.h"
+#include "base/runner.h"
 
 Test(plan, short_command_lines_are_left_alone)
 {

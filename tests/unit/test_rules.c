@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "core/rules.h"
+#include "model/rules.h"
 
 Test(rules, globs)
 {

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "helpers.h"
-#include "core/runner.h"
+#include "base/runner.h"
 
 static int run_sh(const char *script, struct run_result *res)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "core/runner.h"
+#include "base/runner.h"
 #include "passes/scan.h"
 
 #include <sys/stat.h>

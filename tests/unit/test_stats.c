@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "core/stats.h"
+#include "buildwide/stats.h"
 
 /* The notes as the passes write them (targets.c, modules.c, hostcc.c). */
 static const char *const real_notes[] = {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "core/steps.h"
+#include "machine/steps.h"
 
 static void load(struct steps *s, const char *name)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "core/elf.h"
+#include "objects/elf.h"
 #include "passes/stubs.h"
 
 /* Objects made by the machine's nvcc at test time; kernels read with stubs_read() (elf_cuda_images() and

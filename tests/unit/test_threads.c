@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "core/slots.h"
-#include "core/threads.h"
+#include "buildwide/slots.h"
+#include "buildwide/threads.h"
 
 /* A machine: CPUs, compilers running, slots held, MiB available (-1 unknown). */
 static struct threads_input input(unsigned units, size_t setting, unsigned cpus, unsigned compilers,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/toolkit.h"
+#include "machine/toolkit.h"
 
 Test(toolkit, parses_the_banner)
 {

@@ -1,0 +1,20 @@
+#include "base/fault.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int fault_inject(const char *step)
+{
+	const char *list = getenv("NVSHIM_FAULT");
+	if (!list || !*list)
+		return 0;
+	size_t n = strlen(step);
+	for (const char *p = list; *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if ((len == n && !strncmp(p, step, n)) || (len == 3 && !strncmp(p, "all", 3)))
+			return 1;
+		p += len + (end != NULL);
+	}
+	return 0;
+}

@@ -1,0 +1,550 @@
+#include "base/runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <libiberty.h>
+
+#include "base/diag.h"
+
+extern char **environ;
+
+double runner_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void decode_status(int wstatus, struct run_result *res)
+{
+	res->signal = 0;
+	if (WIFEXITED(wstatus)) {
+		res->status = WEXITSTATUS(wstatus);
+	} else if (WIFSIGNALED(wstatus)) {
+		res->signal = WTERMSIG(wstatus);
+		res->status = 128 + res->signal;
+	} else {
+		res->status = 1;
+	}
+}
+
+/* ---- termination signals: passed on to the children, remembered for the end ---- */
+
+static const int term_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+#define NTERM (sizeof(term_signals) / sizeof(term_signals[0]))
+
+/* The dispositions before nvshim's handlers, for the children (an ignored signal stays ignored
+ * in them, as it would have been without nvshim) and for runner_end(). */
+static struct sigaction before[NTERM];
+static int caught[NTERM];   /* the handler is installed for term_signals[i] */
+static int catch_depth;     /* catch_begin() calls not yet ended; 1 more while held for good */
+static volatile sig_atomic_t received;  /* the first termination signal, or 0 */
+static volatile sig_atomic_t forwarded; /* it reached at least one child */
+/* The children being waited for. Changed only while the termination signals are blocked, so
+ * the handler always sees a consistent list; a reaped child leaves it before its pid is freed
+ * (see wait_pid()), so a signal never goes to a stranger that got the pid again. */
+static pid_t *live;
+static size_t nlive, live_alloc;
+/* The tool's runs (runner_run(), runner_run_held(): the compile the caller asked for, not
+ * nvshim's own probes, replays and queries): how the first one that was running when the
+ * signal came ended (a wait status), and whether one had ended before it. */
+static int outcome, outcome_set, tool_done;
+
+static void on_term(int sig)
+{
+	int saved = errno;
+	if (!received)
+		received = sig;
+	for (size_t i = 0; i < nlive; i++) {
+		kill(live[i], sig);
+		forwarded = 1;
+	}
+	errno = saved;
+}
+
+static void block_term(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < NTERM; i++)
+		sigaddset(&set, term_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void catch_begin(void)
+{
+	if (catch_depth++)
+		return;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	/* SA_RESTART: reads and waits go on after the handler; the children end the wait. */
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < NTERM; i++)
+		sigaddset(&sa.sa_mask, term_signals[i]);
+	for (size_t i = 0; i < NTERM; i++) {
+		sigaction(term_signals[i], NULL, &before[i]);
+		/* A signal nvshim was told to ignore stays ignored, for it and its children. */
+		caught[i] = before[i].sa_handler != SIG_IGN;
+		if (caught[i])
+			sigaction(term_signals[i], &sa, NULL);
+	}
+}
+
+static void catch_end(void)
+{
+	if (--catch_depth)
+		return;
+	for (size_t i = 0; i < NTERM; i++)
+		if (caught[i])
+			sigaction(term_signals[i], &before[i], NULL);
+	memset(caught, 0, sizeof(caught));
+}
+
+void runner_catch_signals(void)
+{
+	static int held;
+	if (!held) {
+		held = 1;
+		catch_begin();
+	}
+}
+
+int runner_signal(void)
+{
+	return received;
+}
+
+/* Ends nvshim by the signal's default action; returns only when that does not end it. */
+static void die_of(int sig)
+{
+	fflush(NULL);
+	/* the child's core (if any) is the one worth having, not nvshim's */
+	struct rlimit none = { 0, 0 };
+	setrlimit(RLIMIT_CORE, &none);
+	signal(sig, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+}
+
+int runner_end(int status)
+{
+	if (!received)
+		return status;
+	if (outcome_set) {
+		/* The flow's status is the tool's (nvcc's 255 after SIGTERM, or its own result when
+		 * it carried on); a tool that died of a signal is shown dying of it. */
+		if (WIFSIGNALED(outcome))
+			die_of(WTERMSIG(outcome));
+		return status;
+	}
+	/* The tool had ended before the signal came, which stopped nvshim's own work after it
+	 * (probes, replays): the tool's result stands. */
+	if (tool_done)
+		return status;
+	/* The tool had not started: nvshim ends as the signal's default would have ended it. */
+	die_of(received);
+	return status;
+}
+
+/* A run asked for after a termination signal: nothing is started. nvshim is ending: the
+ * warnings of the fail-open paths that the refusal leads to (a toolkit whose version could not
+ * be read) would be noise a plain nvcc never prints, so from here on only errors are said. */
+static int refused(const char *path, struct run_result *res)
+{
+	res->status = 128 + received;
+	res->signal = 0;
+	res->wall_ms = 0;
+	if (diag_verbosity() > VERBOSITY_QUIET) {
+		diag_note(VERBOSITY_VERBOSE, "did not run %s: nvshim received signal %d (%s); from here "
+			  "on only errors are said", path, (int)received, strsignal(received));
+		diag_set_verbosity(VERBOSITY_QUIET);
+	}
+	return -1;
+}
+
+/* ---- starting and waiting ---- */
+
+struct spawn {
+	const char *path;
+	char *const *argv;
+	char *const *env; /* NULL: nvshim's own */
+	int out_fd;       /* -1: nvshim's stdout */
+	int err_fd;       /* -1: nvshim's stderr */
+	int close_fd;     /* the child closes this one (the reading end of a pipe), or -1 */
+};
+
+/* In the child, between fork and exec: only async-signal-safe calls. */
+static void child_exec(const struct spawn *sp, pid_t parent, const sigset_t *mask, int report)
+{
+	for (size_t i = 0; i < NTERM; i++) {
+		if (caught[i]) {
+			struct sigaction sa;
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = SIG_DFL;
+			sigemptyset(&sa.sa_mask);
+			sigaction(term_signals[i], &sa, NULL);
+		}
+	}
+#ifdef __linux__
+	/* When nvshim dies (SIGKILL, a crash), the child gets SIGTERM (SIGKILL where nvshim was
+	 * started with SIGTERM ignored): nvcc then stops its stages and writes nothing, as it does
+	 * when it is sent SIGTERM itself. If nvshim is gone already, it died before the request
+	 * was made: stop here. */
+	prctl(PR_SET_PDEATHSIG, caught[0] ? SIGTERM : SIGKILL);
+	if (getppid() != parent)
+		_exit(128 + SIGTERM);
+#else
+	(void)parent;
+#endif
+	if (sp->close_fd >= 0)
+		close(sp->close_fd);
+	if (sp->out_fd >= 0 && sp->out_fd != STDOUT_FILENO)
+		dup2(sp->out_fd, STDOUT_FILENO);
+	if (sp->err_fd >= 0 && sp->err_fd != STDERR_FILENO)
+		dup2(sp->err_fd, STDERR_FILENO);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	execve(sp->path, sp->argv, sp->env ? sp->env : environ);
+	int e = errno;
+	ssize_t w = write(report, &e, sizeof(e));
+	(void)w;
+	_exit(127);
+}
+
+/* Starts the program and puts it on the live list. Returns its pid, or -1 with *err set. The
+ * caller has called catch_begin(). */
+static pid_t spawn_start(const struct spawn *sp, int *err)
+{
+	int report[2];
+	*err = 0;
+	if (pipe2(report, O_CLOEXEC)) {
+		*err = errno;
+		return -1;
+	}
+	sigset_t old;
+	block_term(&old);
+	if (nlive == live_alloc) {
+		live_alloc = live_alloc ? 2 * live_alloc : 8;
+		live = XRESIZEVEC(pid_t, live, live_alloc);
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0)
+		child_exec(sp, parent, &old, report[1]);
+	if (pid > 0)
+		live[nlive++] = pid;
+	else
+		*err = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(report[1]);
+	if (pid > 0) {
+		/* EOF: the exec happened; an errno: it did not, and the child has exited. */
+		int e = 0;
+		ssize_t n;
+		do
+			n = read(report[0], &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+		if (n == (ssize_t)sizeof(e)) {
+			int ws;
+			sigset_t o2;
+			while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+				;
+			block_term(&o2);
+			for (size_t i = 0; i < nlive; i++)
+				if (live[i] == pid)
+					live[i] = live[--nlive];
+			sigprocmask(SIG_SETMASK, &o2, NULL);
+			*err = e;
+			pid = -1;
+		}
+	}
+	close(report[0]);
+	return pid;
+}
+
+/* Waits for a started child, takes it off the live list and returns its wait status. `tool`:
+ * a run of the tool, whose end after a signal decides how nvshim ends. */
+static int wait_pid(pid_t pid, int tool)
+{
+	siginfo_t info;
+	/* Waits without reaping: until the pid is off the live list it stays this child's. */
+	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	sigset_t old;
+	block_term(&old);
+	for (size_t i = 0; i < nlive; i++)
+		if (live[i] == pid)
+			live[i] = live[--nlive];
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	int ws = 0;
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	if (tool && !received)
+		tool_done = 1;
+	else if (tool && !outcome_set) {
+		outcome = ws;
+		outcome_set = 1;
+	}
+	return ws;
+}
+
+/* Reads a whole descriptor into an xmalloc'ed, NUL-terminated string. */
+static char *read_all(int fd)
+{
+	size_t len = 0, alloc = 256;
+	char *text = XNEWVEC(char, alloc);
+	char buf[4096];
+	for (;;) {
+		ssize_t got = read(fd, buf, sizeof(buf));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		if (len + (size_t)got + 1 > alloc) {
+			alloc = (len + (size_t)got + 1) * 2;
+			text = XRESIZEVEC(char, text, alloc);
+		}
+		memcpy(text + len, buf, (size_t)got);
+		len += (size_t)got;
+	}
+	text[len] = '\0';
+	return text;
+}
+
+/* Opens a file for a child's stdout or stderr, as a shell's `>` does. */
+static int open_out(const char *file)
+{
+	int fd;
+	do
+		fd = open(file ? file : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
+/* Runs one program to its end. `held`: its stderr, read into *held; `out`: its stdout, read
+ * into *out. Returns 0 with res filled in, or -1 (res->status 127) when it could not be
+ * started, with *err the reason (0 when a run was refused). */
+static int run_one(struct spawn *sp, int tool, struct run_result *res, char **held, char **out, int *err)
+{
+	double start = runner_now_ms();
+	int pipefd[2] = { -1, -1 };
+	res->status = 127;
+	res->signal = 0;
+	res->wall_ms = 0;
+	*err = 0;
+	if (received)
+		return refused(sp->path, res);
+	if ((held || out) && pipe2(pipefd, O_CLOEXEC)) {
+		*err = errno;
+		return -1;
+	}
+	if (held)
+		sp->err_fd = pipefd[1];
+	if (out)
+		sp->out_fd = pipefd[1];
+	sp->close_fd = pipefd[0];
+	catch_begin();
+	pid_t pid = spawn_start(sp, err);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	if (pid < 0) {
+		if (pipefd[0] >= 0)
+			close(pipefd[0]);
+		catch_end();
+		return -1;
+	}
+	/* The pipe must be drained before the status can be had. */
+	if (pipefd[0] >= 0) {
+		char *text = read_all(pipefd[0]);
+		close(pipefd[0]);
+		*(held ? held : out) = text;
+	}
+	int ws = wait_pid(pid, tool);
+	catch_end();
+	res->wall_ms = runner_now_ms() - start;
+	decode_status(ws, res);
+	return 0;
+}
+
+static int cannot_run(const char *path, int err)
+{
+	return error("cannot run '%s': %s", path, strerror(err));
+}
+
+int runner_run(const char *path, const struct argv *args, struct run_result *res)
+{
+	struct spawn sp = { path, args->v, NULL, -1, -1, -1 };
+	int err;
+	int rc = run_one(&sp, 1, res, NULL, NULL, &err);
+	return rc && err ? cannot_run(path, err) : rc;
+}
+
+int runner_run_held(const char *path, const struct argv *args, struct run_result *res, char **held)
+{
+	struct spawn sp = { path, args->v, NULL, -1, -1, -1 };
+	int err;
+	*held = NULL;
+	int rc = run_one(&sp, 1, res, held, NULL, &err);
+	if (!*held)
+		*held = xstrdup("");
+	return rc && err ? cannot_run(path, err) : rc;
+}
+
+int runner_run_many(struct runner_job *jobs, size_t n, unsigned parallel)
+{
+	pid_t *pid = XCNEWVEC(pid_t, n ? n : 1);
+	double *start = XCNEWVEC(double, n ? n : 1);
+	size_t next = 0, done = 0;
+	int rc = 0;
+	if (!parallel)
+		parallel = 1;
+	catch_begin();
+	while (done < n) {
+		/* start as many as allowed, then wait for the oldest */
+		while (next < n && next - done < parallel) {
+			struct runner_job *j = &jobs[next];
+			int err = 0;
+			j->res.status = 127;
+			j->res.signal = 0;
+			start[next] = runner_now_ms();
+			pid[next] = -1;
+			if (received) {
+				refused(j->path, &j->res);
+				rc = -1;
+				next++;
+				continue;
+			}
+			int out = open_out(j->out_file), errfd = out < 0 ? -1 : open_out(j->err_file);
+			if (out < 0 || errfd < 0) {
+				err = errno;
+			} else {
+				struct spawn sp = { j->path, j->args->v, NULL, out, errfd, -1 };
+				pid[next] = spawn_start(&sp, &err);
+			}
+			if (out >= 0)
+				close(out);
+			if (errfd >= 0)
+				close(errfd);
+			if (pid[next] < 0)
+				rc = cannot_run(j->path, err);
+			next++;
+		}
+		struct runner_job *j = &jobs[done];
+		if (pid[done] > 0) {
+			decode_status(wait_pid(pid[done], 0), &j->res);
+			j->res.wall_ms = runner_now_ms() - start[done];
+		}
+		done++;
+	}
+	catch_end();
+	free(pid);
+	free(start);
+	return rc;
+}
+
+void runner_write_stderr(const char *text)
+{
+	size_t len = strlen(text);
+	fflush(stderr);
+	while (len) {
+		ssize_t n = write(STDERR_FILENO, text, len);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+		text += n;
+		len -= (size_t)n;
+	}
+}
+
+int runner_run_env(const char *path, const struct argv *args, char *const *env, const char *out_file,
+		   const char *err_file, struct run_result *res)
+{
+	res->status = 127;
+	res->signal = 0;
+	if (received)
+		return refused(path, res);
+	int out = open_out(out_file), errfd = out < 0 ? -1 : open_out(err_file);
+	int rc = -1, err;
+	if (out >= 0 && errfd >= 0) {
+		struct spawn sp = { path, args->v, env, out, errfd, -1 };
+		rc = run_one(&sp, 0, res, NULL, NULL, &err);
+	}
+	if (out >= 0)
+		close(out);
+	if (errfd >= 0)
+		close(errfd);
+	return rc;
+}
+
+int runner_exec(const char *path, const struct argv *args)
+{
+	if (received)
+		die_of(received);
+	execv(path, args->v);
+	return error("cannot run '%s': %s", path, strerror(errno));
+}
+
+int runner_execvp(const struct argv *args)
+{
+	if (!args->n)
+		return error("no command to run");
+	if (received)
+		die_of(received);
+	execvp(args->v[0], args->v);
+	return error("cannot run '%s': %s", args->v[0], strerror(errno));
+}
+
+int runner_capture(const char *path, const struct argv *args, char **out)
+{
+	*out = NULL;
+	int null = open_out(NULL);
+	if (null < 0)
+		return -1;
+	struct spawn sp = { path, args->v, NULL, -1, null, -1 };
+	struct run_result res;
+	char *text = NULL;
+	int err;
+	int rc = run_one(&sp, 0, &res, NULL, &text, &err);
+	close(null);
+	if (rc) {
+		free(text);
+		return -1;
+	}
+	*out = text ? text : xstrdup("");
+	return res.status;
+}
+
+char *runner_which(const char *name, const char *path)
+{
+	if (strchr(name, '/'))
+		return xstrdup(name);
+	if (!path)
+		path = getenv("PATH");
+	for (const char *p = path; p && *p;) {
+		size_t len = strcspn(p, ":");
+		char *cand = len ? xasprintf("%.*s/%s", (int)len, p, name) : xstrdup(name);
+		if (!access(cand, X_OK))
+			return cand;
+		free(cand);
+		p += len + (p[len] == ':');
+	}
+	return NULL;
+}

@@ -1,0 +1,208 @@
+#include "machine/locate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libiberty.h>
+
+#include "base/diag.h"
+
+#ifndef NVSHIM_REL_BINDIR
+#define NVSHIM_REL_BINDIR "bin"
+#endif
+
+#define LIBEXEC_BIN "/libexec/nvshim/bin"
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Notes the twin at path (see locate.h); returns 1 if it is there. */
+static int find_twin(struct self *self, const char *path)
+{
+	struct stat sb;
+	if (stat(path, &sb) || !S_ISREG(sb.st_mode))
+		return 0;
+	self->twin_dev = sb.st_dev;
+	self->twin_ino = sb.st_ino;
+	self->twin_known = 1;
+	return 1;
+}
+
+static void locate_twin(struct self *self)
+{
+	/* An absolute CMAKE_INSTALL_BINDIR is not relative to the prefix: use bin/. */
+	const char *bindir = NVSHIM_REL_BINDIR[0] == '/' ? "bin" : NVSHIM_REL_BINDIR;
+	if (ends_with(self->exe_dir, LIBEXEC_BIN)) {
+		/* Run as <prefix>/libexec/nvshim/bin/nvcc: the twin is <prefix>/bin/nvshim, or
+		 * <build>/nvshim in a build tree. */
+		size_t plen = strlen(self->exe_dir) - strlen(LIBEXEC_BIN);
+		char *prefix = xstrndup(self->exe_dir, plen);
+		char *bin = concat(prefix, "/", bindir, "/nvshim", NULL);
+		char *flat = concat(prefix, "/nvshim", NULL);
+		const char *twin = find_twin(self, bin) ? bin : find_twin(self, flat) ? flat : NULL;
+		if (twin) {
+			free(self->exe_dir);
+			self->exe_dir = xstrndup(twin, (size_t)(strrchr(twin, '/') - twin));
+		}
+		free(prefix);
+		free(bin);
+		free(flat);
+		return;
+	}
+	char *installed = concat(self->exe_dir, "/.." LIBEXEC_BIN "/nvcc", NULL);
+	char *build = concat(self->exe_dir, LIBEXEC_BIN "/nvcc", NULL);
+	if (!find_twin(self, installed))
+		find_twin(self, build);
+	free(installed);
+	free(build);
+}
+
+void locate_self(struct self *self)
+{
+	struct stat sb;
+	memset(self, 0, sizeof(*self));
+	char buf[4096];
+	/* The kernel's link is already the resolved path. */
+	ssize_t len = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	self->exe = len > 0 ? xstrndup(buf, (size_t)len) : NULL;
+	if (self->exe && self->exe[0] == '/') {
+		char *slash = strrchr(self->exe, '/');
+		self->exe_dir = xstrndup(self->exe, (size_t)(slash - self->exe) + (slash == self->exe));
+	} else {
+		free(self->exe);
+		self->exe = NULL;
+	}
+	if (!stat("/proc/self/exe", &sb)) {
+		self->dev = sb.st_dev;
+		self->ino = sb.st_ino;
+		self->known = 1;
+	}
+	if (self->exe_dir)
+		locate_twin(self);
+}
+
+void locate_self_release(struct self *self)
+{
+	free(self->exe);
+	free(self->exe_dir);
+	memset(self, 0, sizeof(*self));
+}
+
+int locate_is_candidate(const struct self *self, const char *path, int *is_self)
+{
+	struct stat sb;
+	*is_self = 0;
+	if (stat(path, &sb) || !S_ISREG(sb.st_mode) || access(path, X_OK))
+		return 0;
+	if ((self->known && sb.st_dev == self->dev && sb.st_ino == self->ino) ||
+	    (self->twin_known && sb.st_dev == self->twin_dev && sb.st_ino == self->twin_ino)) {
+		*is_self = 1;
+		return 0;
+	}
+	return 1;
+}
+
+int locate_depth(config_getenv_fn env)
+{
+	const char *v = env(LOCATE_DEPTH_VAR);
+	if (!v)
+		return 0;
+	char *end;
+	long d = strtol(v, &end, 10);
+	return (*end || d < 0 || d > 1000) ? 0 : (int)d;
+}
+
+static int try_dir_var(const struct self *self, config_getenv_fn env, const char *var, char **path,
+		       char **how)
+{
+	const char *dir = env(var);
+	int is_self;
+	if (!dir || !*dir)
+		return 0;
+	char *p = concat(dir, "/bin/nvcc", NULL);
+	if (locate_is_candidate(self, p, &is_self)) {
+		*path = p;
+		*how = concat("$", var, NULL);
+		return 1;
+	}
+	if (is_self)
+		diag_debug("skipped %s: it is nvshim itself", p);
+	free(p);
+	return 0;
+}
+
+int locate_nvcc(const struct config *c, config_getenv_fn env, const struct self *self, char **path,
+		char **how)
+{
+	int is_self;
+	const size_t real_index = (size_t)(config_item_find("real_nvcc") - config_items);
+
+	*path = NULL;
+	*how = NULL;
+	if (c->real_nvcc && *c->real_nvcc) {
+		const char *origin = c->origin[real_index];
+		if (locate_is_candidate(self, c->real_nvcc, &is_self)) {
+			*path = xstrdup(c->real_nvcc);
+			*how = concat("real_nvcc (", origin, ")", NULL);
+			return 0;
+		}
+		if (is_self)
+			return error("real_nvcc '%s' (%s) is nvshim itself; point it at the toolkit's nvcc",
+				     c->real_nvcc, origin);
+		return error("real_nvcc '%s' (%s) is not an executable file", c->real_nvcc, origin);
+	}
+	if (try_dir_var(self, env, "CUDA_HOME", path, how) ||
+	    try_dir_var(self, env, "CUDA_PATH", path, how))
+		return 0;
+
+	const char *p = env("PATH");
+	while (p) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		char *dir = len ? xstrndup(p, len) : xstrdup(".");
+		char *cand = concat(dir, "/nvcc", NULL);
+		free(dir);
+		if (locate_is_candidate(self, cand, &is_self)) {
+			*path = cand;
+			*how = xstrdup("PATH");
+			return 0;
+		}
+		if (is_self)
+			diag_debug("skipped %s on PATH: it is nvshim itself", cand);
+		free(cand);
+		p = colon ? colon + 1 : NULL;
+	}
+	if (locate_is_candidate(self, "/usr/local/cuda/bin/nvcc", &is_self)) {
+		*path = xstrdup("/usr/local/cuda/bin/nvcc");
+		*how = xstrdup("the default location");
+		return 0;
+	}
+	return error("cannot find the real nvcc: none in $CUDA_HOME, $CUDA_PATH, on PATH (other than "
+		     "nvshim itself) or in /usr/local/cuda/bin; set NVSHIM_NVCC to its path");
+}
+
+char *locate_on_path(const struct self *self, config_getenv_fn env, const char *name)
+{
+	int is_self;
+	const char *p = env("PATH");
+	while (p) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		char *dir = len ? xstrndup(p, len) : xstrdup(".");
+		char *cand = concat(dir, "/", name, NULL);
+		free(dir);
+		if (locate_is_candidate(self, cand, &is_self))
+			return cand;
+		if (is_self)
+			diag_debug("skipped %s on PATH: it is nvshim itself", cand);
+		free(cand);
+		p = colon ? colon + 1 : NULL;
+	}
+	return NULL;
+}
