@@ -25,7 +25,7 @@ void nvcc_passes_init(struct nvcc_passes *ps, const struct session *s, const cha
 	toolkit_init(&ps->tk);
 	session_devices_init(&ps->devs, s);
 	modules_plan_init(&ps->mp);
-	ps->mctx = (struct modules_context){ &s->cfg, &ps->tk, session_devices_load, &ps->devs, nvcc, s->self.exe_dir, NULL, NULL, NULL };
+	ps->mctx = (struct modules_context){ &s->cfg, &ps->tk, session_devices_load, &ps->devs, nvcc, s->self.exe_dir, NULL, NULL, NULL, 0 };
 }
 
 void nvcc_passes_release(struct nvcc_passes *ps)
@@ -137,6 +137,7 @@ int nvcc_plan(const struct session *s, const struct invocation *inv, const char 
 {
 	int retargeted = nvcc_targets_pass(s, inv, nvcc, plan, ps, before, after);
 	nvcc_link_pass(s, inv, nvcc, plan, link);
+	ps->mctx.split_link = link->retry.n > 0;
 	nvcc_modules_pass(s, inv, nvcc, plan, ps);
 	return retargeted;
 }
@@ -426,9 +427,53 @@ static void watch_modules(struct nvcc_passes *ps, const struct crash_context *wa
 	ps->mctx.failed_arg = (void *)watch;
 }
 
-/* Runs what the modules pass planned: compiles with stderr held, a probe on an
- * architecture-related failure, and one retry planned again with what the probe learnt (only
- * the notes not said already are said). Logs like nvcc_run(). */
+/* Plans the line again with what the modules pass learnt (a verdict), saying only the notes not
+ * said already, and puts the launcher back in front. */
+static void nvcc_replan(struct session *s, struct plan *plan, struct nvcc_passes *ps, const char *nvcc,
+			struct link_result *link, const struct crash_context *watch)
+{
+	struct argv said = ARGV_INIT;
+	char *launcher = strcmp(plan->tool, nvcc) ? xstrdup(plan->tool) : NULL;
+	argv_copy(&said, &plan->notes);
+	nvcc_passes_release(ps);
+	nvcc_passes_init(ps, s, nvcc);
+	plan_release(plan);
+	plan_init(plan, nvcc, s->args.v, s->args.n);
+	link_result_release(link);
+	link_result_init(link);
+	struct invocation inv;
+	invocation_parse(&inv, s->args.v, s->args.n, session_env);
+	nvcc_plan(s, &inv, nvcc, plan, ps, link, NULL, NULL);
+	invocation_release(&inv);
+	for (size_t i = 0; i < plan->notes.n; i++) {
+		int seen = 0;
+		for (size_t k = 0; k < said.n && !seen; k++)
+			seen = !strcmp(said.v[k], plan->notes.v[i]);
+		if (!seen)
+			nvcc_say_note(s, plan->notes.v[i]);
+	}
+	/* what was said stays in the plan, for the log and the record */
+	for (size_t k = 0; k < said.n; k++) {
+		int kept = 0;
+		for (size_t i = 0; i < plan->notes.n && !kept; i++)
+			kept = !strcmp(said.v[k], plan->notes.v[i]);
+		if (!kept && strstr(said.v[k], "[modules.decide]"))
+			argv_push(&plan->notes, said.v[k]);
+	}
+	argv_release(&said);
+	if (ps->mp.ngroups < 2 && plan_rewritten(plan, s->args.v, s->args.n))
+		plan_finalize(plan, s->cfg.options_file_threshold, NULL);
+	if (launcher)
+		launcher_apply(plan, launcher);
+	free(launcher);
+	nvcc_modules_launcher(ps, plan, nvcc);
+	watch_modules(ps, watch);
+}
+
+/* Runs what the modules pass planned: the targets decided before the first compile where the
+ * verdict has no decision yet (planned again when one changes), then the compiles with stderr
+ * held, a probe on an architecture-related failure, and one retry planned again with what the
+ * probe or the object learnt. Logs like nvcc_run(). */
 static int nvcc_run_modules(struct session *s, struct plan *plan, struct nvcc_passes *ps, const char *nvcc,
 			   const struct argv *argv_in, struct link_result *link,
 			   const struct crash_context *watch)
@@ -436,36 +481,13 @@ static int nvcc_run_modules(struct session *s, struct plan *plan, struct nvcc_pa
 	struct run_result res = { 127, 0, 0 };
 	watch_modules(ps, watch);
 	session_tool_starting();
+	if (modules_decide(&ps->mp, &ps->mctx, plan) && !runner_signal())
+		nvcc_replan(s, plan, ps, nvcc, link, watch);
+	if (runner_signal())
+		return session_ran(s, plan, argv_in, 128 + runner_signal());
 	if (modules_run(&ps->mp, plan, &ps->mctx, 1, &link->retry, &res) == MODULES_RETRY &&
 	    !runner_signal()) {
-		struct argv said = ARGV_INIT;
-		char *launcher = strcmp(plan->tool, nvcc) ? xstrdup(plan->tool) : NULL;
-		argv_copy(&said, &plan->notes);
-		nvcc_passes_release(ps);
-		nvcc_passes_init(ps, s, nvcc);
-		plan_release(plan);
-		plan_init(plan, nvcc, s->args.v, s->args.n);
-		link_result_release(link);
-		link_result_init(link);
-		struct invocation inv;
-		invocation_parse(&inv, s->args.v, s->args.n, session_env);
-		nvcc_plan(s, &inv, nvcc, plan, ps, link, NULL, NULL);
-		invocation_release(&inv);
-		for (size_t i = 0; i < plan->notes.n; i++) {
-			int seen = 0;
-			for (size_t k = 0; k < said.n && !seen; k++)
-				seen = !strcmp(said.v[k], plan->notes.v[i]);
-			if (!seen)
-				nvcc_say_note(s, plan->notes.v[i]);
-		}
-		argv_release(&said);
-		if (ps->mp.ngroups < 2 && plan_rewritten(plan, s->args.v, s->args.n))
-			plan_finalize(plan, s->cfg.options_file_threshold, NULL);
-		if (launcher)
-			launcher_apply(plan, launcher);
-		free(launcher);
-		nvcc_modules_launcher(ps, plan, nvcc);
-		watch_modules(ps, watch);
+		nvcc_replan(s, plan, ps, nvcc, link, watch);
 		modules_run(&ps->mp, plan, &ps->mctx, 0, &link->retry, &res);
 	}
 	return session_ran(s, plan, argv_in, res.status);

@@ -383,9 +383,11 @@ static enum decision decide(const struct module_source *s, const struct modules_
 			const struct verdict_unit *cv = verdict_find(&s->verdict, cu);
 			free(cu);
 			if (cv && cv->pass) {
+				const struct verdict_unit *how = verdict_find(&s->verdict, "method:specific");
 				*out = cand[i];
 				*why = xstrdup(sv->reason);
-				*rule = "modules.stubs";
+				*rule = how && !strncmp(how->reason, "preprocess", 10) ? "modules.decide"
+										       : "modules.stubs";
 				return UPGRADE;
 			}
 		}
@@ -784,7 +786,7 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 		}
 	}
 
-	if (mp->ngroups == 1) {
+	if (mp->ngroups == 1 && !(ctx->split_link && links(inv->mode) && inv->mode != MODE_RUN)) {
 		struct modules_group *g = &mp->groups[0];
 		if (arch_list_equal(&g->list, &mp->requested) && !g->flags.n)
 			goto out;
@@ -824,8 +826,12 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 		build_command(inv, plan->argv.v[0], mp, &gr->list, &gr->flags, want, gr->objdir, &gr->argv);
 	}
 	free(want);
-	plan_note(plan, "modules", "%lu sources, %lu different target lists: one nvcc command per list%s",
-		  (unsigned long)mp->nsrc, (unsigned long)mp->ngroups, split_link ? ", then one to link" : "");
+	if (mp->ngroups > 1)
+		plan_note(plan, "modules", "%lu sources, %lu different target lists: one nvcc command per list%s",
+			  (unsigned long)mp->nsrc, (unsigned long)mp->ngroups, split_link ? ", then one to link" : "");
+	else
+		diag_note(VERBOSITY_VERBOSE, "modules: the compile and the link run as two commands, so that a "
+			  "link run again (link.retry) runs the link alone");
 	if (split_link) {
 		/* The link: the user's command with each source replaced by its object; with relocatable
 		 * device code the device link gets the targets every object has. */

@@ -55,6 +55,9 @@ struct modules_context {
 	 * diagnose it: crash.h). NULL: the stderr is written out as it is. */
 	void (*failed)(void *arg, const struct argv *ran, struct run_result *res, char **held);
 	void *failed_arg;
+	/* The link pass may retry the link (link.h): a compile-and-link is split into its compiles
+	 * and one link, so that a retry runs the link alone, never the compiles again. */
+	int split_link;
 };
 
 struct module_source {
@@ -135,6 +138,15 @@ char *modules_stub_unit(const char *kind, const struct target *t);
 char *modules_object(const struct modules_plan *mp, size_t i);
 
 enum modules_outcome { MODULES_DONE, MODULES_RETRY };
+
+/* Before the first compile: each source's plain sm_NN targets that have f/a forms and no
+ * decision in the verdict yet are decided by preprocessing the device code for each form
+ * (`nvcc -E`, in parallel; a fraction of a compile): the same text keeps the plain target, a
+ * different one takes the form (f where it preprocesses as a does, else a). The decision goes
+ * into the verdict (as `specific:` units, read by the pass like the object check's), with the
+ * files the source came from. Adds a note per source ([modules.decide], verbose: the method
+ * and its cost). Returns 1 when a list changes (plan again). */
+int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, struct plan *plan);
 
 /* Runs the planned commands (plan->argv, or the groups and the link). On an architecture-related
  * failure with allow_probe, probes the failing sources, stores their verdicts and returns

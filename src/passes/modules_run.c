@@ -498,6 +498,240 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 	return changed;
 }
 
+/* ---- deciding before compiling: the device code preprocessed for each form ---- */
+
+/* The plain sm_NN targets of source i that have an f or a form and no decision yet. */
+static size_t undecided(const struct modules_plan *mp, size_t i, const struct modules_context *ctx,
+			struct target *out, size_t max)
+{
+	const struct module_source *s = &mp->src[i];
+	size_t n = 0;
+	for (size_t k = 0; k < s->list.n && n < max; k++) {
+		const struct target *t = &s->list.v[k];
+		if (t->code.kind != ARCH_REAL || t->code.suffix || t->virt.suffix || t->virt.num != t->code.num)
+			continue;
+		struct target cand[3];
+		size_t nc = modules_candidates(t, ctx->tk, cand), forms = 0;
+		for (size_t c = 0; c < nc; c++)
+			forms += cand[c].code.suffix != 0;
+		char *unit = modules_stub_unit("specific", t);
+		int known = verdict_find(&s->verdict, unit) != NULL;
+		free(unit);
+		if (forms && !known)
+			out[n++] = *t;
+	}
+	return n;
+}
+
+/* Whether two files hold the same bytes; -1 when one cannot be read. */
+static int same_text(const char *a, const char *b)
+{
+	char *x = cache_read(a), *y = x ? cache_read(b) : NULL;
+	int r = x && y ? !strcmp(x, y) : -1;
+	free(x);
+	free(y);
+	return r;
+}
+
+/* Source i, target t (plain sm_NN): the device code preprocessed for sm_NN and for its f and a
+ * forms (`nvcc -E`, in parallel). The same text for a form means the same code; a different one
+ * means code that only the form compiles (a library's feature macros: CUTLASS's
+ * CUTLASS_ARCH_MMA_SM90A_ENABLED), and the target becomes that form: f where it preprocesses
+ * as a does (it also runs on the family's other GPUs), else a. Records the decision in the
+ * verdict; returns 1 when the target changes, 0 when it stays, -1 when nothing was learnt. */
+static int decide_target(struct modules_plan *mp, size_t i, const struct modules_context *ctx,
+			 const struct target *t, const char *dir, size_t slot, double *ms)
+{
+	struct module_source *s = &mp->src[i];
+	struct target cand[3], forms[3];
+	size_t nc = modules_candidates(t, ctx->tk, cand), nf = 0;
+	forms[nf++] = *t;
+	for (size_t c = 0; c < nc; c++)
+		if (cand[c].code.suffix)
+			forms[nf++] = cand[c];
+	struct runner_job jobs[4];
+	struct argv args[3];
+	char *ii[3], *err[3];
+	memset(jobs, 0, sizeof(jobs));
+	for (size_t f = 0; f < nf; f++) {
+		char v[32], c[32];
+		argv_init(&args[f]);
+		argv_push(&args[f], ctx->nvcc);
+		argv_pushn(&args[f], mp->base.v, mp->base.n);
+		argv_push(&args[f], "-E");
+		argv_pushf(&args[f], "-gencode=arch=%s,code=%s", arch_format(&forms[f].virt, v, sizeof(v)),
+			   arch_format(&forms[f].code, c, sizeof(c)));
+		argv_push(&args[f], s->path);
+		ii[f] = xasprintf("%s/s%lu-%lu.ii", dir, (unsigned long)slot, (unsigned long)f);
+		err[f] = xasprintf("%s/s%lu-%lu.err", dir, (unsigned long)slot, (unsigned long)f);
+		jobs[f].path = ctx->nvcc;
+		jobs[f].args = &args[f];
+		jobs[f].out_file = ii[f];
+		jobs[f].err_file = err[f];
+	}
+	double t0 = runner_now_ms();
+	runner_run_many(jobs, nf, jobs_of(ctx->cfg));
+	*ms += runner_now_ms() - t0;
+	int ok = !runner_signal();
+	for (size_t f = 0; f < nf; f++)
+		ok &= !jobs[f].res.status;
+	int result = -1;
+	char c0[32], c1[32];
+	arch_format(&t->code, c0, sizeof(c0));
+	if (ok) {
+		if (!s->verdict.deps.n)
+			deps_of(ii[0], &s->verdict.deps);
+		/* same[f]: form f preprocesses as plain does; fa: f as a does */
+		int same[3] = { 1, 1, 1 };
+		for (size_t f = 1; f < nf; f++)
+			same[f] = same_text(ii[0], ii[f]);
+		int fa = nf == 3 ? same_text(ii[1], ii[2]) : 0;
+		int differ = 0, broken = 0;
+		for (size_t f = 1; f < nf; f++) {
+			differ |= same[f] == 0;
+			broken |= same[f] < 0;
+		}
+		char *plain_unit = modules_stub_unit("specific", t);
+		if (broken) {
+			result = -1;
+		} else if (!differ) {
+			verdict_set(&s->verdict, plain_unit, 1, "", "");
+			result = 0;
+		} else {
+			/* forms[1] is f when there are three (modules_candidates: f before a) */
+			size_t best = nf == 3 && fa == 1 ? 1 : nf - 1;
+			char *reason = xasprintf("the device code differs when compiled for %s (code behind "
+						 "arch-specific feature macros, which plain %s builds without); "
+						 "decided before compiling",
+						 arch_format(&forms[best].code, c1, sizeof(c1)), c0);
+			verdict_set(&s->verdict, plain_unit, 0, reason, "");
+			for (size_t f = 1; f < nf; f++) {
+				char *u = modules_stub_unit("specific", &forms[f]);
+				verdict_set(&s->verdict, u, f == best, "", "");
+				free(u);
+			}
+			free(reason);
+			result = 1;
+		}
+		free(plain_unit);
+	} else if (!runner_signal()) {
+		diag_note(VERBOSITY_VERBOSE, "modules: %s: the device code could not be preprocessed for %s and "
+			  "its arch-specific forms; the object decides after the compile", s->path, c0);
+	}
+	for (size_t f = 0; f < nf; f++) {
+		argv_release(&args[f]);
+		free(ii[f]);
+		free(err[f]);
+	}
+	return result;
+}
+
+/* The compile of group k failed: a source whose target an earlier decision moved to its f or a
+ * form goes back to the plain target (fail open: plain nvcc built it). Returns 1 when one did. */
+static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_context *ctx, const char *held)
+{
+	int undone = 0;
+	for (size_t i = 0; i < mp->nsrc; i++) {
+		struct module_source *s = &mp->src[i];
+		const struct verdict_unit *how = verdict_find(&s->verdict, "method:specific");
+		if ((mp->ngroups > 1 && s->group != (int)k) || !s->key[0] || !how ||
+		    strncmp(how->reason, "preprocess", 10))
+			continue;
+		int moved = 0;
+		for (size_t u = 0; u < s->verdict.n; u++) {
+			struct verdict_unit *vu = &s->verdict.v[u];
+			if (!strncmp(vu->name, "specific:", 9) && vu->pass) {
+				const char *code = strrchr(vu->name, ':');
+				size_t len = code ? strlen(code + 1) : 0;
+				/* only the forms (sm_90a, sm_100f), never a plain target kept */
+				if (len && (code[len] == 'a' || code[len] == 'f')) {
+					vu->pass = 0;
+					moved = 1;
+				}
+			}
+		}
+		if (!moved)
+			continue;
+		char *first = xstrndup(held ? held : "", held ? strcspn(held, "\n") : 0);
+		verdict_set(&s->verdict, "method:specific", 1, "preprocess, form failed", first);
+		warning("%s: the arch-specific form chosen before compiling did not build (%s): building the "
+			"requested target as it is [modules.decide]", s->path, first);
+		free(first);
+		int fd = verdict_lock(ctx->cfg->cache_dir, s->key);
+		if (verdict_store(&s->verdict, ctx->cfg->cache_dir, s->key))
+			warning("modules: cannot store the verdict for %s in %s: %s", s->path, ctx->cfg->cache_dir,
+				strerror(errno));
+		verdict_unlock(fd);
+		undone = 1;
+	}
+	return undone;
+}
+
+int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, struct plan *plan)
+{
+	const struct config *cfg = ctx->cfg;
+	int changed = 0;
+	if (!mp->active || !mp->hold || !cfg->modules_stubs || !cfg->modules_probe || !cfg->cache_dir ||
+	    !*cfg->cache_dir || mp->mode == MODE_PREPROCESS)
+		return 0;
+	char *dir = NULL;
+	for (size_t i = 0; i < mp->nsrc && !runner_signal(); i++) {
+		struct module_source *s = &mp->src[i];
+		struct target todo[8];
+		if (!s->key[0] || !undecided(mp, i, ctx, todo, 8))
+			continue;
+		if (fault_inject("probe")) {
+			warning("modules: cannot decide the targets of %s before compiling: injected fault "
+				"(NVSHIM_FAULT)", s->path);
+			continue;
+		}
+		if (!dir) {
+			const char *base = getenv("TMPDIR");
+			dir = concat(base && *base ? base : "/tmp", "/nvshim-decide-XXXXXX", NULL);
+			if (!mkdtemp(dir)) {
+				warning("modules: cannot make a directory to decide targets: %s", strerror(errno));
+				free(dir);
+				return 0;
+			}
+		}
+		int fd = verdict_lock(cfg->cache_dir, s->key);
+		/* another build may have decided meanwhile */
+		struct verdict fresh;
+		verdict_init(&fresh);
+		if (!verdict_load(&fresh, cfg->cache_dir, s->key)) {
+			verdict_release(&s->verdict);
+			s->verdict = fresh;
+		}
+		size_t n = undecided(mp, i, ctx, todo, 8);
+		double ms = 0;
+		int learnt = 0, moved = 0;
+		for (size_t k = 0; k < n && !runner_signal(); k++) {
+			int r = decide_target(mp, i, ctx, &todo[k], dir, k, &ms);
+			learnt |= r >= 0;
+			moved |= r > 0;
+		}
+		if (learnt) {
+			char c0[32];
+			verdict_set(&s->verdict, "method:specific", 1, moved ? "preprocess" : "preprocess, no change", "");
+			if (verdict_store(&s->verdict, cfg->cache_dir, s->key))
+				warning("modules: cannot store the verdict for %s in %s: %s", s->path, cfg->cache_dir,
+					strerror(errno));
+			plan_note(plan, "modules.decide", "%s: targets decided before compiling by preprocessing the "
+				  "device code for %s and its arch-specific forms: %s (%.0f ms)", lbasename(s->path),
+				  arch_format(&todo[0].code, c0, sizeof(c0)), moved ? "they differ" : "the same", ms);
+			diag_note(VERBOSITY_VERBOSE, "%s", plan->notes.v[plan->notes.n - 1]);
+			stats_count_probes(1);
+		}
+		changed |= moved;
+		verdict_unlock(fd);
+	}
+	if (dir) {
+		cache_remove_dir(dir);
+		free(dir);
+	}
+	return changed;
+}
+
 /* Runs one command, through an options file when it is long. */
 static int run_one(const struct argv *argv, const struct config *cfg, int hold, struct run_result *res,
 		   char **held)
@@ -638,6 +872,11 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 			if (res->status)
 				return MODULES_DONE;
 			continue;
+		}
+		/* A form chosen before compiling that does not build: the plain target, once more. */
+		if (allow_probe && !runner_signal() && undo_decided(mp, k, ctx, held)) {
+			free(held);
+			return MODULES_RETRY;
 		}
 		/* A failure: which sources, and is it about the targets? */
 		struct diagnosis d;

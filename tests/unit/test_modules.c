@@ -75,7 +75,7 @@ static struct result run(const char *line, const char *env_append)
 	invocation_parse(&inv, v, n, env_append ? test_env : NULL);
 	plan_init(&plan, "/usr/local/cuda/bin/nvcc", v, n);
 	modules_plan_init(&r.mp);
-	struct modules_context ctx = { &cfg, &tk, get_gpus, NULL, "/usr/local/cuda/bin/nvcc", NULL, NULL, NULL, NULL };
+	struct modules_context ctx = { &cfg, &tk, get_gpus, NULL, "/usr/local/cuda/bin/nvcc", NULL, NULL, NULL, NULL, 0 };
 	r.changed = modules_pass(&inv, &ctx, &plan, &r.mp);
 	struct argv rest = ARGV_INIT;
 	argv_pushn(&rest, plan.argv.v + 1, plan.argv.n - 1);
@@ -184,7 +184,7 @@ Test(modules, never_an_empty_build)
 	cr_assert(strstr(r.notes, "t.cu: no requested target is known to build; building them as requested [modules]"));
 	struct argv lines = ARGV_INIT;
 	int certain = 0;
-	struct modules_context ctx = { &cfg, &tk, get_gpus, NULL, "/usr/local/cuda/bin/nvcc", NULL, NULL, NULL, NULL };
+	struct modules_context ctx = { &cfg, &tk, get_gpus, NULL, "/usr/local/cuda/bin/nvcc", NULL, NULL, NULL, NULL, 0 };
 	cr_assert(modules_source_impossible(&r.mp, 0, &ctx, &lines, &certain));
 	cr_assert(certain);
 	cr_assert_eq(lines.n, 3);
