@@ -161,7 +161,7 @@ int cmd_explain(int n, char **args)
 		printf("%-10s: %s\n", i ? "" : "modules", ps.mp.explain.v[i]);
 	for (size_t i = 0; i < plan.notes.n; i++)
 		printf("note      : %s\n", plan.notes.v[i]);
-	if (ps.mp.ngroups > 1) {
+	if (ps.mp.split) {
 		for (size_t g = 0; g < ps.mp.ngroups; g++)
 			print_args("command", &ps.mp.groups[g].argv);
 		if (ps.mp.link.n)

@@ -70,7 +70,7 @@ static void nvcc_modules_pass(const struct session *s, const struct invocation *
 /* The launcher goes in front of every command the modules pass split the line into. */
 void nvcc_modules_launcher(struct nvcc_passes *ps, const struct plan *plan, const char *nvcc)
 {
-	if (!strcmp(plan->tool, nvcc) || ps->mp.ngroups < 2)
+	if (!strcmp(plan->tool, nvcc) || !ps->mp.split)
 		return;
 	for (size_t g = 0; g < ps->mp.ngroups; g++)
 		argv_insert(&ps->mp.groups[g].argv, 0, plan->tool);
@@ -461,7 +461,7 @@ static void nvcc_replan(struct session *s, struct plan *plan, struct nvcc_passes
 			argv_push(&plan->notes, said.v[k]);
 	}
 	argv_release(&said);
-	if (ps->mp.ngroups < 2 && plan_rewritten(plan, s->args.v, s->args.n))
+	if (!ps->mp.split && plan_rewritten(plan, s->args.v, s->args.n))
 		plan_finalize(plan, s->cfg.options_file_threshold, NULL);
 	if (launcher)
 		launcher_apply(plan, launcher);
@@ -480,9 +480,10 @@ static int nvcc_run_modules(struct session *s, struct plan *plan, struct nvcc_pa
 {
 	struct run_result res = { 127, 0, 0 };
 	watch_modules(ps, watch);
-	session_tool_starting();
+	/* the decision is nvshim's own time before nvcc runs (the record's added time) */
 	if (modules_decide(&ps->mp, &ps->mctx, plan) && !runner_signal())
 		nvcc_replan(s, plan, ps, nvcc, link, watch);
+	session_tool_starting();
 	if (runner_signal())
 		return session_ran(s, plan, argv_in, 128 + runner_signal());
 	if (modules_run(&ps->mp, plan, &ps->mctx, 1, &link->retry, &res) == MODULES_RETRY &&
@@ -514,9 +515,9 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 	gates_check(&gc);
 	/* A compile the modules pass may probe, or several commands: it runs them (and passes the
 	 * long lines of a split through options files itself). */
-	int modules = ps->mp.active && (ps->mp.hold || ps->mp.ngroups > 1);
+	int modules = ps->mp.active && (ps->mp.hold || ps->mp.split);
 	/* Only a line nvshim changed can be too long: the one it was given was not. */
-	if (ps->mp.ngroups < 2 && plan_rewritten(plan, given, ngiven) &&
+	if (!ps->mp.split && plan_rewritten(plan, given, ngiven) &&
 	    plan_finalize(plan, s->cfg.options_file_threshold, NULL) > 0)
 		diag_note(VERBOSITY_VERBOSE, "the command line is passed in %s", plan->options_file);
 	int status = 1;

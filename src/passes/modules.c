@@ -651,7 +651,7 @@ static char *object_of(const char *dir, const char *src);
 char *modules_object(const struct modules_plan *mp, size_t i)
 {
 	const struct module_source *s = &mp->src[i];
-	if (mp->ngroups > 1 && mp->groups[s->group].objdir)
+	if (mp->split && mp->groups[s->group].objdir)
 		return object_of(mp->groups[s->group].objdir, s->path);
 	switch (mp->mode) {
 	case MODE_COMPILE:
@@ -797,7 +797,8 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 		goto out;
 	}
 
-	/* Several lists: one command each. */
+	/* Several lists (or a compile and its link): one command each. */
+	mp->split = 1;
 	int *want = XCNEWVEC(int, mp->nsrc);
 	int split_link = links(inv->mode);
 	if (split_link) {
@@ -812,6 +813,7 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 			for (size_t g = 0; g < mp->ngroups; g++)
 				argv_release(&mp->groups[g].argv);
 			mp->ngroups = 0;
+			mp->split = 0;
 			goto out;
 		}
 	}
@@ -849,7 +851,10 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 				arch_list_add(&common, &mp->groups[0].list.v[k]);
 		}
 		struct argv tmp = ARGV_INIT;
-		build_command(inv, plan->argv.v[0], mp, mp->rdc && common.n ? &common : &mp->requested, NULL, NULL,
+		/* one list (a compile and its link): the link gets that list, as nvcc's own
+		 * compile-and-link would (its device link embeds an image per machine code target) */
+		build_command(inv, plan->argv.v[0], mp,
+			      (mp->rdc || mp->ngroups == 1) && common.n ? &common : &mp->requested, NULL, NULL,
 			      NULL, &tmp);
 		/* sources -> objects, in place */
 		for (size_t i = 1; i < tmp.n; i++)

@@ -91,6 +91,7 @@ struct modules_plan {
 	size_t nsrc;
 	struct modules_group *groups;
 	size_t ngroups;
+	int split;         /* several commands: the groups (and the link), not plan->argv */
 	struct argv link;  /* after the groups: the link command of a split compile-and-link */
 	char *tmpdir;      /* its private directory */
 	char *output;      /* -o, or NULL */

@@ -295,11 +295,13 @@ static char *kernel_list(const struct stubs *st, const size_t *rows, size_t n)
  * does (the list changes). */
 static int compare_specific(struct modules_plan *mp, size_t i, const struct modules_context *ctx,
 			    const struct target *t, const struct stubs *st, size_t col,
-			    struct stub_finding **found, size_t *nfound)
+			    struct stub_finding **found, size_t *nfound, const struct target *only)
 {
 	struct module_source *s = &mp->src[i];
 	struct target cand[3], forms[2];
-	size_t nc = modules_candidates(t, ctx->tk, cand), nf = 0;
+	size_t nc = only ? 0 : modules_candidates(t, ctx->tk, cand), nf = 0;
+	if (only)
+		forms[nf++] = *only;
 	for (size_t c = 0; c < nc; c++)
 		if (cand[c].code.suffix)
 			forms[nf++] = cand[c];
@@ -356,20 +358,36 @@ static int compare_specific(struct modules_plan *mp, size_t i, const struct modu
 	}
 	/* candidates come f first: f wins where it builds as much as a ("the same code") */
 	int changed = gained[best] > 0;
-	char *plain_unit = modules_stub_unit("specific", t);
-	if (changed) {
+	/* only: t is the f form decided before compiling, and a builds what it compiles out */
+	struct target plain = { { ARCH_VIRTUAL, t->code.num, 0 }, { ARCH_REAL, t->code.num, 0 } };
+	char *plain_unit = modules_stub_unit("specific", only ? &plain : t);
+	if (only) {
+		if (changed) {
+			add_finding(found, nfound, modules_stub_unit("specific", t), 0, xstrdup(""));
+			add_finding(found, nfound, xstrdup("method:specific"), 1, xstrdup("preprocess, then the object"));
+		} else {
+			free(plain_unit);
+			plain_unit = NULL;
+		}
+		add_finding(found, nfound, modules_stub_unit("specific", only), changed, xstrdup(""));
+	}
+	if (!plain_unit) {
+		/* the f form stays */
+	} else if (changed) {
 		char *names = kernel_list(st, won[best], gained[best]);
 		add_finding(found, nfound, plain_unit,
-			    0, xasprintf("%lu kernel%s compiled out on plain %s that %s builds (code behind "
+			    0, xasprintf("%lu kernel%s compiled out on %s%s that %s builds (code behind "
 					 "arch-specific feature macros: an empty body, or paths reduced to traps): %s", (unsigned long)gained[best],
-					 gained[best] == 1 ? " is" : "s are", arch_format(&t->code, c0, sizeof(c0)),
+					 gained[best] == 1 ? " is" : "s are", only ? "" : "plain ", arch_format(&t->code, c0, sizeof(c0)),
 					 arch_format(&forms[best].code, v, sizeof(v)), names));
 		free(names);
-		for (size_t c = 0; c < nf; c++)
+		for (size_t c = 0; c < nf && !only; c++)
 			add_finding(found, nfound, modules_stub_unit("specific", &forms[c]),
 				    gained[c] == gained[best], xstrdup(""));
-	} else {
+	} else if (!only) {
 		add_finding(found, nfound, plain_unit, 1, xstrdup(""));
+	} else {
+		free(plain_unit);
 	}
 	free(won[0]);
 	free(won[1]);
@@ -433,7 +451,22 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 			char *unit = modules_stub_unit("specific", t);
 			int known = verdict_find(&s->verdict, unit) != NULL;
 			free(unit);
-			if (!known && compare_specific(mp, i, ctx, t, &st, (size_t)col, &found, &nfound)) {
+			if (!known && compare_specific(mp, i, ctx, t, &st, (size_t)col, &found, &nfound, NULL)) {
+				changed = 1;
+				continue;
+			}
+		}
+		/* the f form, decided before compiling where f and a preprocess differently: does a
+		 * build kernels that f compiled out? (the object tells; f runs on more GPUs) */
+		const struct verdict_unit *how = verdict_find(&s->verdict, "method:specific");
+		if (learn && (ntriv || ntrap) && t->code.suffix == 'f' && t->virt.suffix == 'f' && how &&
+		    !strncmp(how->reason, "preprocess", 10)) {
+			struct target a = { { ARCH_VIRTUAL, t->code.num, 'a' }, { ARCH_REAL, t->code.num, 'a' } };
+			char *unit = modules_stub_unit("specific", &a);
+			int known = verdict_find(&s->verdict, unit) != NULL;
+			free(unit);
+			if (!known && toolkit_accepts(ctx->tk, &a.code) &&
+			    compare_specific(mp, i, ctx, t, &st, (size_t)col, &found, &nfound, &a)) {
 				changed = 1;
 				continue;
 			}
@@ -514,9 +547,10 @@ static size_t undecided(const struct modules_plan *mp, size_t i, const struct mo
 		size_t nc = modules_candidates(t, ctx->tk, cand), forms = 0;
 		for (size_t c = 0; c < nc; c++)
 			forms += cand[c].code.suffix != 0;
-		char *unit = modules_stub_unit("specific", t);
-		int known = verdict_find(&s->verdict, unit) != NULL;
+		char *unit = modules_stub_unit("specific", t), *done = modules_stub_unit("decided", t);
+		int known = verdict_find(&s->verdict, unit) || verdict_find(&s->verdict, done);
 		free(unit);
+		free(done);
 		if (forms && !known)
 			out[n++] = *t;
 	}
@@ -538,7 +572,8 @@ static int same_text(const char *a, const char *b)
  * means code that only the form compiles (a library's feature macros: CUTLASS's
  * CUTLASS_ARCH_MMA_SM90A_ENABLED), and the target becomes that form: f where it preprocesses
  * as a does (it also runs on the family's other GPUs), else a. Records the decision in the
- * verdict; returns 1 when the target changes, 0 when it stays, -1 when nothing was learnt. */
+ * verdict; returns 1 when the target changes, 0 when it stays, 2 when the object of the compile
+ * decides (f preprocesses as plain does, a does not), -1 when nothing was learnt. */
 static int decide_target(struct modules_plan *mp, size_t i, const struct modules_context *ctx,
 			 const struct target *t, const char *dir, size_t slot, double *ms)
 {
@@ -591,15 +626,24 @@ static int decide_target(struct modules_plan *mp, size_t i, const struct modules
 			differ |= same[f] == 0;
 			broken |= same[f] < 0;
 		}
-		char *plain_unit = modules_stub_unit("specific", t);
+		char *plain_unit = modules_stub_unit("specific", t), *done = modules_stub_unit("decided", t);
+		if (!broken)
+			verdict_set(&s->verdict, done, 1, "", "");
+		free(done);
 		if (broken) {
 			result = -1;
 		} else if (!differ) {
 			verdict_set(&s->verdict, plain_unit, 1, "", "");
 			result = 0;
+		} else if (nf == 3 && same[1] == 1) {
+			/* f as plain, a not: only the object can tell whether a kernel needs a (which would
+			 * cost sm_103 / sm_121 their code); the check after the compile decides */
+			result = 2;
 		} else {
-			/* forms[1] is f when there are three (modules_candidates: f before a) */
-			size_t best = nf == 3 && fa == 1 ? 1 : nf - 1;
+			/* forms[1] is f when there are three (modules_candidates: f before a): f where it
+			 * preprocesses as a does; where they differ too, f, and the object of the compile
+			 * says whether a builds kernels f compiled out (check_stubs) */
+			size_t best = nf == 3 ? 1 : nf - 1;
 			char *reason = xasprintf("the device code differs when compiled for %s (code behind "
 						 "arch-specific feature macros, which plain %s builds without); "
 						 "decided before compiling",
@@ -607,7 +651,9 @@ static int decide_target(struct modules_plan *mp, size_t i, const struct modules
 			verdict_set(&s->verdict, plain_unit, 0, reason, "");
 			for (size_t f = 1; f < nf; f++) {
 				char *u = modules_stub_unit("specific", &forms[f]);
-				verdict_set(&s->verdict, u, f == best, "", "");
+				/* a as well where it preprocesses as f; left to the object where not */
+				if (f == best || fa == 1 || nf == 2)
+					verdict_set(&s->verdict, u, f == best || fa == 1, "", "");
 				free(u);
 			}
 			free(reason);
@@ -634,7 +680,7 @@ static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_
 	for (size_t i = 0; i < mp->nsrc; i++) {
 		struct module_source *s = &mp->src[i];
 		const struct verdict_unit *how = verdict_find(&s->verdict, "method:specific");
-		if ((mp->ngroups > 1 && s->group != (int)k) || !s->key[0] || !how ||
+		if ((mp->split && s->group != (int)k) || !s->key[0] || !how ||
 		    strncmp(how->reason, "preprocess", 10))
 			continue;
 		int moved = 0;
@@ -704,21 +750,24 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 		}
 		size_t n = undecided(mp, i, ctx, todo, 8);
 		double ms = 0;
-		int learnt = 0, moved = 0;
+		int learnt = 0, moved = 0, left = 0;
 		for (size_t k = 0; k < n && !runner_signal(); k++) {
 			int r = decide_target(mp, i, ctx, &todo[k], dir, k, &ms);
 			learnt |= r >= 0;
-			moved |= r > 0;
+			moved |= r == 1;
+			left |= r == 2;
 		}
 		if (learnt) {
 			char c0[32];
-			verdict_set(&s->verdict, "method:specific", 1, moved ? "preprocess" : "preprocess, no change", "");
+			verdict_set(&s->verdict, "method:specific", 1,
+				    moved ? "preprocess" : left ? "preprocess, then the object" : "preprocess, no change", "");
 			if (verdict_store(&s->verdict, cfg->cache_dir, s->key))
 				warning("modules: cannot store the verdict for %s in %s: %s", s->path, cfg->cache_dir,
 					strerror(errno));
 			plan_note(plan, "modules.decide", "%s: targets decided before compiling by preprocessing the "
 				  "device code for %s and its arch-specific forms: %s (%.0f ms)", lbasename(s->path),
-				  arch_format(&todo[0].code, c0, sizeof(c0)), moved ? "they differ" : "the same", ms);
+				  arch_format(&todo[0].code, c0, sizeof(c0)),
+				  moved ? "they differ" : left ? "only the a form differs, the object decides" : "the same", ms);
 			diag_note(VERBOSITY_VERBOSE, "%s", plan->notes.v[plan->notes.n - 1]);
 			stats_count_probes(1);
 		}
@@ -819,15 +868,15 @@ static int link_retry(struct argv *argv, const char *held, const struct argv *re
 enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, const struct modules_context *ctx,
 				 int allow_probe, const struct argv *retry, struct run_result *res)
 {
-	size_t ncmd = mp->ngroups > 1 ? mp->ngroups + (mp->link.n ? 1 : 0) : 1;
+	size_t ncmd = mp->split ? mp->ngroups + (mp->link.n ? 1 : 0) : 1;
 	int links = retry && retry->n;
 	res->status = 0;
 	for (size_t k = 0; k < ncmd; k++) {
-		int is_link = mp->ngroups > 1 && k == mp->ngroups;
-		struct argv *argv = mp->ngroups > 1 ? (is_link ? &mp->link : &mp->groups[k].argv) : &plan->argv;
+		int is_link = mp->split && k == mp->ngroups;
+		struct argv *argv = mp->split ? (is_link ? &mp->link : &mp->groups[k].argv) : &plan->argv;
 		int probe = mp->hold && !is_link;
 		int threaded = threads_env_added() > 1;
-		int hold = probe || threaded || (links && (is_link || mp->ngroups <= 1));
+		int hold = probe || threaded || (links && (is_link || !mp->split));
 		char *held = NULL;
 		fflush(NULL);
 		run_one(argv, ctx->cfg, hold, res, &held);
@@ -859,7 +908,7 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 			/* what it built: kernels compiled out on some target (stubs.h) */
 			int changed = 0;
 			for (size_t i = 0; probe && ctx->cfg->modules_stubs && !runner_signal() && i < mp->nsrc; i++)
-				if (mp->ngroups <= 1 || mp->src[i].group == (int)k)
+				if (!mp->split || mp->src[i].group == (int)k)
 					changed |= check_stubs(mp, i, ctx, plan, allow_probe);
 			if (changed && allow_probe)
 				return MODULES_RETRY;
@@ -892,7 +941,7 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 				int impossible = modules_source_impossible(mp, i, ctx, &lines, NULL);
 				argv_release(&lines);
 				/* what is known already (nothing builds) needs no probe */
-				if ((mp->ngroups > 1 && s->group != (int)k) || impossible)
+				if ((mp->split && s->group != (int)k) || impossible)
 					continue;
 				diag_note(VERBOSITY_VERBOSE, "modules: nvcc failed on %s with an architecture-related "
 					  "error: building each target on its own", s->path);
@@ -929,7 +978,7 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 		free(held);
 		if (arch)
 			for (size_t i = 0; i < mp->nsrc; i++)
-				if (mp->ngroups <= 1 || mp->src[i].group == (int)k)
+				if (!mp->split || mp->src[i].group == (int)k)
 					say_impossible(mp, i, ctx);
 		return MODULES_DONE;
 	}

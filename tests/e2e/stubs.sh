@@ -52,7 +52,7 @@ first=$(runs cached.cu)
 NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c cached.cu -isystem inc -o c2.o "${PT[@]}" 2>"$WORK/err"
 second=$(runs cached.cu)
 echo "# stub check cost: first build $first nvcc runs, second build $second"
-check "cached: the first build runs nvcc 3 times (the build, -E for the verdict's files, the build without sm_75)" test "$first" -eq 3
+check "cached: the first build runs nvcc 4 times (-E for sm_90 and sm_90a, decided before compiling; the build; the build without sm_75)" test "$first" -eq 4
 check "cached: the second build runs exactly one nvcc" test "$second" -eq 1
 check "cached: ... with the verdict's list, and says so" test "$(embedded c2.o)" = "elf:sm_80 elf:sm_86 elf:sm_90" -a -n "$(grep 'dropped sm_75' "$WORK/err")"
 # A changed header (outside the project: -isystem) makes the verdict stale: checked again.
@@ -89,9 +89,9 @@ check "tuned: ... stdout too" cmp -s "$WORK/plain.out" "$WORK/out"
 check "feat90: plain nvcc: sm_90 with the kernel compiled out" test "$(embedded fp.o)" = "elf:sm_90 ptx:sm_90"
 "$NVSHIM" -c feat90.cu -isystem inc -o f1.o -arch=sm_90 2>"$WORK/err"
 check "feat90: -arch=sm_90: sm_90a machine code, plain PTX kept" test "$(embedded f1.o)" = "elf:sm_90a ptx:sm_90"
-check "feat90: the note names the upgrade, the kernel and the rule" contains "$(cat "$WORK/err")" \
-	"^nvshim warning : feat90.cu: sm_90 -> sm_90a: 1 kernel is compiled out on plain sm_90 that sm_90a builds" \
-	"gemm_sm90<64>" "\[modules.stubs\]"
+check "feat90: the note names the upgrade, the method and the rule" contains "$(cat "$WORK/err")" \
+	"^nvshim warning : feat90.cu: sm_90 -> sm_90a: the device code differs when compiled for sm_90a" \
+	"decided before compiling \[modules.decide\]"
 check "feat90: ... not the kernel that is the same on both" test -z "$(grep 'scale(' "$WORK/err")"
 "$NVSHIM" -c feat90.cu -isystem inc -o f2.o -gencode arch=compute_90,code=sm_90 2>/dev/null
 check "feat90: PyTorch's -gencode arch=compute_90,code=sm_90: sm_90a" test "$(embedded f2.o)" = "elf:sm_90a"
@@ -102,18 +102,20 @@ check "feat90: with older targets: sm_90a, and the older ones as requested" test
 out=$("$NVSHIM" explain -c feat90.cu -isystem inc -o f5.o -arch=sm_90)
 check "feat90: explain shows the decision from the cached verdict" contains "$out" \
 	"^modules   : feat90.cu: -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=compute_90" \
-	"^note      : feat90.cu: sm_90 -> sm_90a: .*\[modules.stubs\]"
+	"^note      : feat90.cu: sm_90 -> sm_90a: .*\[modules.decide\]"
 "$NVSHIM" -c feat90.cu -isystem inc -o f6.o -arch=sm_90 --nvshim-log-file="$WORK/log.json" 2>/dev/null
-check "feat90: the JSON log records the decision" grep -q 'modules.stubs' "$WORK/log.json"
+check "feat90: the JSON log records the decision" grep -q 'modules.decide' "$WORK/log.json"
 
 # sm_100: the a form where only __CUDA_ARCH_FEAT_SM100_ALL builds the code, the f form (which
 # also runs on sm_103) where __CUDA_ARCH_FAMILY_SPECIFIC__ does.
 "$NVSHIM" -c feat100a.cu -isystem inc -o g1.o -arch=sm_100 2>"$WORK/err"
 check "feat100a: -arch=sm_100: sm_100a machine code, plain PTX kept" test "$(embedded g1.o)" = "elf:sm_100a ptx:sm_100"
+check "feat100a: f first (f and a preprocess differently), then a: the object shows the kernel f compiles out" \
+	grep -q "sm_100 -> sm_100a: 1 kernel is compiled out on sm_100f that sm_100a builds.*gemm_sm100<64>" "$WORK/err"
 "$NVSHIM" -c feat100f.cu -isystem inc -o g2.o -arch=sm_100 2>"$WORK/err"
 # (cuobjdump --list-elf names an sm_100f image sm_100; its -elf header says sm_100f)
 check "feat100f: -arch=sm_100: sm_100f, the family form, builds the same code" test "$(embedded g2.o)" = "elf:sm_100 ptx:sm_100" -a -n "$("$CUOBJDUMP" -elf g2.o | grep '^arch = sm_100f$')"
-check "feat100f: said" grep -q "sm_100 -> sm_100f: 1 kernel is compiled out on plain sm_100 that sm_100f builds" "$WORK/err"
+check "feat100f: said" grep -q "sm_100 -> sm_100f: the device code differs when compiled for sm_100f.*\[modules.decide\]" "$WORK/err"
 
 # A compile-and-link of one source: the program's kernels are read.
 printf '#include <marlin.cuh>\ntemplate __global__ void marlin_like<16>(const float *, float *, int);\nint main() { return 0; }\n' >prog.cu

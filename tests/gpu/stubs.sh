@@ -33,7 +33,7 @@ else
 	check "cutlass: plain nvcc's sm_90 build does not run its GEMM" test -z "$(grep 'Disposition: Passed' "$WORK/plain.out")"
 	"$NVSHIM" "${FLAGS[@]}" my_gemm.cu -o gemm -arch=sm_90 2>"$WORK/err"
 	sed 's/^/# nvshim: /' "$WORK/err"
-	check "cutlass: nvshim says sm_90 -> sm_90a" grep -q "sm_90 -> sm_90a.*\[modules.stubs\]" "$WORK/err"
+	check "cutlass: nvshim says sm_90 -> sm_90a" grep -q "sm_90 -> sm_90a.*\[modules.decide\]" "$WORK/err"
 	./gemm --m=2048 --n=2048 --k=2048 >"$WORK/gemm.out" 2>&1
 	sed 's/^/# nvshim -arch=sm_90: /' "$WORK/gemm.out" | head -8
 	check "cutlass: the upgraded GEMM runs and verifies on the H100" grep -q "Disposition: Passed" "$WORK/gemm.out"

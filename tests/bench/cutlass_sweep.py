@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Every Hopper and Blackwell example of real CUTLASS (the nvidia-cutlass package) through nvshim.
+
+For each example source that plain nvcc builds on this toolkit, renamed (so no [module] rule and
+no path helps: modules_rules = false), with an empty verdict cache each time:
+  - the targets nvshim builds for -arch=sm_90, -arch=sm_100 and PyTorch's 8.0;9.0 list
+    (-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90), read from the
+    object with cuobjdump, against what the example's own CMakeLists.txt asks for
+    (CUTLASS_NVCC_ARCHS MATCHES ...);
+  - with --time, the first build of -arch=sm_90 (Hopper) or -arch=sm_100 (Blackwell) through
+    nvshim against the hand-written correct build (-gencode arch=compute_90a,code=sm_90a, or
+    compute_100a), run one after the other, and the cached second build.
+Sources are built --jobs at a time (each build of one source runs its commands in turn).
+Prints a Markdown table, and writes the rows as JSON with --json FILE.
+
+    python3 tests/bench/cutlass_sweep.py --nvshim build/nvshim [--nvcc ...] [--jobs 4] [--time]
+        [--only 48,54,70] [--json out.json]
+"""
+import argparse
+import concurrent.futures
+import glob
+import json
+import os
+import re
+import shutil
+import site
+import subprocess
+import sys
+import tempfile
+import time
+
+TORCH = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]
+
+
+def cutlass_root():
+    dirs = site.getsitepackages() + [site.getusersitepackages()] + sys.path
+    for d in dirs:
+        for p in glob.glob(d + "/cutlass_library/source"):
+            return p
+    raise SystemExit("cutlass_sweep: no nvidia-cutlass (scripts/install-deps.sh installs it)")
+
+
+def cuobjdump():
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    for d in site.getsitepackages() + sys.path:
+        for p in glob.glob(d + "/nvidia/*/bin/cuobjdump"):
+            return p
+    raise SystemExit("cutlass_sweep: no cuobjdump (pip install nvidia-cuda-cuobjdump)")
+
+
+def embedded(tool, obj):
+    """'sm_90a+ptx90': machine code from each image's own header, PTX by name."""
+    elf = subprocess.run([tool, "-elf", obj], capture_output=True, text=True).stdout
+    ptx = subprocess.run([tool, "--list-ptx", obj], capture_output=True, text=True).stdout
+    sass = sorted(set(re.findall(r"^arch = (sm_\w+)$", elf, re.M)))
+    virt = sorted(set(re.findall(r"\.(sm_\w+)\.ptx", ptx)))
+    return " ".join(sass + ["ptx:" + v.replace("sm_", "") for v in virt])
+
+
+def cmake_asks(example_dir):
+    try:
+        text = open(os.path.join(example_dir, "CMakeLists.txt")).read()
+    except OSError:
+        return "?"
+    wants = sorted(set(re.findall(r'CUTLASS_NVCC_ARCHS MATCHES\s+"?\(?([0-9a-z|]+)', text)))
+    return " or ".join(wants) if wants else "any"
+
+
+def run(cmd, env, cwd):
+    start = time.perf_counter()
+    p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return p.returncode, time.perf_counter() - start, p.stderr
+
+
+def sweep_one(src, a, c, tool):
+    ex_dir = os.path.dirname(src)
+    name = os.path.basename(ex_dir)
+    work = tempfile.mkdtemp(prefix="nvshim-sweep-")
+    os.mkdir(os.path.join(work, ".git"))
+    mine = os.path.join(work, "kernels.cu")
+    shutil.copy(src, mine)
+    flags = ["-std=c++17", "--expt-relaxed-constexpr", "-w", f"-I{c}/include", f"-I{c}/tools/util/include",
+             f"-I{c}/examples/common", f"-I{ex_dir}", "-c", "kernels.cu"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NVSHIM_")}
+    env.update(NVSHIM_NVCC=os.path.abspath(a.nvcc), NVSHIM_MODULES_RULES="false", NVSHIM_VERBOSITY="quiet")
+    blackwell = int(name.split("_")[0]) >= 70 and not name.startswith("88_")
+    arch = "100" if blackwell else "90"
+    row = {"example": name, "source": os.path.basename(src), "cmake": cmake_asks(ex_dir)}
+
+    def fresh():
+        cache = tempfile.mkdtemp(dir=work)
+        env["NVSHIM_CACHE_DIR"] = cache
+        return cache
+
+    rc, plain_s, err = run([a.nvcc] + flags + ["-o", "plain.o", f"-arch=sm_{arch}"], env, work)
+    if rc:
+        row["builds"] = False
+        row["why"] = (err.strip().splitlines() or ["?"])[-1][:120]
+        shutil.rmtree(work, ignore_errors=True)
+        return row
+    row["builds"] = True
+    row["plain"] = embedded(tool, os.path.join(work, "plain.o"))
+    for key, targets in (("sm_90", ["-arch=sm_90"]), ("sm_100", ["-arch=sm_100"]), ("torch", TORCH)):
+        if key == "sm_90" and blackwell:
+            continue
+        fresh()
+        rc, secs, err = run([a.nvshim] + flags + ["-o", f"{key}.o"] + targets, env, work)
+        row[key] = embedded(tool, os.path.join(work, f"{key}.o")) if not rc else "fails: " + err.strip()[-100:]
+        if key == f"sm_{arch}":
+            row["nvshim_first_s"] = secs
+    if a.time:
+        hand = ["-gencode", f"arch=compute_{arch}a,code=sm_{arch}a"]
+        rc, hand_s, _ = run([a.nvcc] + flags + ["-o", "hand.o"] + hand, env, work)
+        fresh()
+        rc2, first_s, _ = run([a.nvshim] + flags + ["-o", "first.o", f"-arch=sm_{arch}"], env, work)
+        rc3, cached_s, _ = run([a.nvshim] + flags + ["-o", "cached.o", f"-arch=sm_{arch}"], env, work)
+        if not (rc or rc2 or rc3):
+            row.update(hand_s=hand_s, first_s=first_s, cached_s=cached_s, plain_s=plain_s)
+    shutil.rmtree(work, ignore_errors=True)
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nvshim", required=True)
+    ap.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
+    ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 4))
+    ap.add_argument("--time", action="store_true")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    a.nvshim = os.path.abspath(a.nvshim)
+    c = cutlass_root()
+    tool = cuobjdump()
+    only = {x.strip() for x in a.only.split(",") if x.strip()}
+    sources = []
+    for ex_dir in sorted(glob.glob(f"{c}/examples/[0-9]*_*")):
+        name = os.path.basename(ex_dir)
+        num = int(name.split("_")[0])
+        hopper = 48 <= num <= 69 or num == 88
+        if not (hopper or num >= 70) or (only and str(num) not in only):
+            continue
+        for src in sorted(glob.glob(ex_dir + "/*.cu")):
+            sources.append(src)
+    rows = []
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        for row in pool.map(lambda s: sweep_one(s, a, c, tool), sources):
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    print("| example | source | its CMake asks | plain nvcc | -arch=sm_90 | -arch=sm_100 | 8.0;9.0 | first / hand | cached / hand |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if not r["builds"]:
+            print(f"| {r['example']} | {r['source']} | {r['cmake']} | does not build on this nvcc: {r['why']} | | | | | |")
+            continue
+        first = f"{r['first_s'] / r['hand_s']:.2f} ({r['first_s']:.0f} / {r['hand_s']:.0f} s)" if "hand_s" in r else ""
+        cached = f"{r['cached_s'] / r['hand_s']:.2f}" if "hand_s" in r else ""
+        print(f"| {r['example']} | {r['source']} | {r['cmake']} | {r['plain']} | {r.get('sm_90', '')} | "
+              f"{r.get('sm_100', '')} | {r.get('torch', '')} | {first} | {cached} |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
