@@ -499,7 +499,7 @@ static void read_file(struct inspect *in, const char *path)
 	struct elf_map m;
 	char *why = NULL;
 	if (elf_map_file(path, &m, &why)) {
-		in->u = unit_new(in, path, "unreadable");
+		in->u = unit_new(in, path, "file");
 		in->u->error = why;
 		return;
 	}
