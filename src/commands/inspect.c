@@ -529,10 +529,10 @@ static void read_file(struct inspect *in, const char *path)
 		in->u->error = xstrdup("not an object, archive, shared library, program, fatbin, cubin or wheel");
 	} else {
 		const char *kind = magic == 0xBA55ED50u		? "fatbin"
+				   : m.size > 19 && m.data[18] == 190	? "cubin" /* e_machine EM_CUDA */
 				   : k == ELF_KIND_OBJECT		? "object"
 				   : elf_is_program(m.data, m.size)	? "program"
 				   : k == ELF_KIND_SHARED		? "shared object"
-				   : m.size > 19 && m.data[18] == 190	? "cubin" /* e_machine EM_CUDA */
 									: "ELF file";
 		in->u = unit_new(in, path, kind);
 		in->base = 0;
