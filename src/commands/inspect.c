@@ -2,10 +2,11 @@
  *
  * Which GPUs can run these files? For each object, archive, shared library, program, fatbin,
  * cubin or Python wheel (the shared libraries inside it): the CUDA images it holds (elf.h), for
- * each GPU (--gpu, else this machine's) whether every fatbin container of the file has an image
- * the GPU runs and how (images.h), and per kernel and target its registers, shared memory, stack
- * and whether it is a stub. Output on stdout: a table, or JSON with --json. Exit status: 0 when
- * every file runs on every GPU, 1 when one does not, 2 when a file cannot be read.
+ * each GPU (--gpu, else this machine's) whether the fatbin containers that hold kernels have an
+ * image the GPU runs: runs, partly or does not run, and how (images.h); and per kernel and target
+ * its registers, shared memory, stack and whether it is a stub (trivial there, with a body on
+ * another target) or trivial everywhere. Output on stdout: a table, or JSON with --json. Exit
+ * status: 0 when no file "does not run" on a GPU, 1 when one does, 2 when a file cannot be read.
  * The kernels of a file's machine-code images are read by up to one thread per CPU, and added
  * in image order: the output does not depend on the threads (docs/inspect.md, "What it costs").
  */
