@@ -353,19 +353,38 @@ static void first_name(const char *name, size_t len, void *arg)
 		*first = xstrndup(name, len);
 }
 
-/* Whether the containers of the file just walked hold kernels, read for those that lack an
- * image for one of the GPUs (the others count whatever they hold): off the smallest image of
- * each, its entry functions or PTX .entry directives. One that cannot be read counts. A
- * container's images are next to each other in the walk. */
-static void read_container_kernels(struct inspect *in)
+/* Whether the containers of the file just walked hold kernels, for those that lack an image for
+ * one of the GPUs (the others count whatever they hold). The kernels come from the rows of one of
+ * its machine-code images: read already (from block `first` on, one per machine-code image of the
+ * walk, in order) unless --no-kernels, else read here by the threads and dropped. A container
+ * with PTX alone is read off its smallest PTX (its .entry directives). One that cannot be read
+ * counts. A container's images are next to each other in the walk. */
+static void read_container_kernels(struct inspect *in, size_t first)
 {
-	struct image_list *l = &in->u->images;
+	struct unit *u = in->u;
+	struct image_list *l = &u->images;
 	if (!in->gpus || !in->gpus->n)
 		return;
+	size_t nsass = 0, nlack = 0;
+	size_t *block = XNEWVEC(size_t, in->nall ? in->nall : 1); /* per lacking container: its block */
+	unsigned *lacking = XNEWVEC(unsigned, in->nall ? in->nall : 1);
+	const struct cuda_image **ptx = XCNEWVEC(const struct cuda_image *, in->nall ? in->nall : 1);
+	if (!in->kernels)
+		in->njobs = 0;
 	for (size_t i = 0, j; i < in->nall; i = j) {
 		unsigned c = in->all[i].container;
-		for (j = i; j < in->nall && in->all[j].container == c; j++)
-			;
+		const struct cuda_image *sass = NULL;
+		size_t sass_at = nsass;
+		for (j = i; j < in->nall && in->all[j].container == c; j++) {
+			const struct cuda_image *img = &in->all[j];
+			if (img->kind == CUDA_IMAGE_SASS && (!sass || (!in->kernels && img->size < sass->size))) {
+				sass = img;
+				sass_at = in->kernels ? nsass : sass_at;
+			}
+			if (img->kind == CUDA_IMAGE_PTX && (!ptx[nlack] || img->size < ptx[nlack]->size))
+				ptx[nlack] = img;
+			nsass += img->kind == CUDA_IMAGE_SASS;
+		}
 		int lacks = 0;
 		for (size_t g = 0; g < in->gpus->n && !lacks; g++) {
 			int runs = 0;
@@ -373,18 +392,47 @@ static void read_container_kernels(struct inspect *in)
 				runs = images_image_runs(&in->all[k], in->gpus->v[g].cc);
 			lacks = !runs;
 		}
-		const struct cuda_image *small = NULL;
-		for (size_t k = i; k < j && lacks; k++)
-			if (in->all[k].kind != CUDA_IMAGE_OTHER && (!small || in->all[k].size < small->size))
-				small = &in->all[k];
-		if (!small)
+		if (!lacks || (!sass && !ptx[nlack])) {
+			ptx[nlack] = NULL;
 			continue; /* it runs everywhere, or holds LTO IR only */
-		char *first = NULL, *why = NULL;
-		int count = elf_image_kernel_names(small, &in->workers[0].unpack, PAYLOAD_LIMIT, first_name, &first, &why);
-		image_list_kernels(l, in->base + c, count, first, first ? strlen(first) : 0);
-		free(first);
-		free(why);
+		}
+		if (sass && !in->kernels) {
+			if (in->njobs == in->ajobs)
+				in->jobs = XRESIZEVEC(struct cuda_image, in->jobs, in->ajobs = in->ajobs ? 2 * in->ajobs : 64);
+			in->jobs[in->njobs] = *sass;
+			sass_at = in->njobs++;
+		}
+		block[nlack] = sass ? first + sass_at : (size_t)-1;
+		lacking[nlack++] = c;
 	}
+	size_t nb = u->nb, nk = u->nk;
+	char *why = in->njobs && !in->kernels ? read_kernels(in) : NULL;
+	for (size_t k = 0; k < nlack; k++) {
+		unsigned c = in->base + lacking[k];
+		if (block[k] != (size_t)-1 && block[k] < u->nb) {
+			const struct image_kernels *blk = &u->blocks[block[k]];
+			const char *name = blk->n ? blk->rows[0].name->name : NULL;
+			image_list_kernels(l, c, (int)blk->n, name, name ? strlen(name) : 0);
+		} else if (ptx[k]) {
+			char *first_name_read = NULL, *w = NULL;
+			int count = elf_image_kernel_names(ptx[k], &in->workers[0].unpack, PAYLOAD_LIMIT, first_name,
+							   &first_name_read, &w);
+			image_list_kernels(l, c, count, first_name_read, first_name_read ? strlen(first_name_read) : 0);
+			free(first_name_read);
+			free(w);
+		}
+	}
+	free(why);
+	if (!in->kernels) {
+		/* --no-kernels: the rows read here only said which containers hold kernels */
+		for (size_t i = nb; i < u->nb; i++)
+			free(u->blocks[i].rows);
+		u->nb = nb;
+		u->nk = nk;
+	}
+	free(ptx);
+	free(lacking);
+	free(block);
 }
 
 /* The images (and kernels) of one ELF file, fatbin or cubin, added to the current unit. An image
@@ -396,6 +444,7 @@ static int read_bytes(struct inspect *in, const void *data, size_t size, const c
 	char *why = NULL;
 	in->njobs = 0;
 	in->nall = 0;
+	size_t first = in->u->nb;
 	int rc = elf_cuda_images(data, size, on_image, in, &n, &why);
 	char *image_why = in->njobs ? read_kernels(in) : NULL;
 	if (image_why) {
@@ -405,7 +454,7 @@ static int read_bytes(struct inspect *in, const void *data, size_t size, const c
 	}
 	if (!rc) {
 		image_list_containers(&in->u->images, in->base + n);
-		read_container_kernels(in);
+		read_container_kernels(in, first);
 	}
 	in->base += n;
 	if (rc && !in->u->error)
