@@ -8,7 +8,7 @@
 # prints nothing of nvshim's. Skips cleanly without an NVIDIA GPU (and the PyTorch parts without
 # torch).
 #   bash tests/gpu/inspect_corpus.sh NVSHIM [NVCC]
-NVSHIM=$1
+NVSHIM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # absolute: the suite runs in its own folder
 NVCC=${2:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 REAL_HOME=$HOME
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
