@@ -36,8 +36,9 @@ static const struct {
 	{ "nvshim explain cc ARGS...", "what CC mode would run, and why" },
 	{ "nvshim inspect [--gpu sm_NN[,...]] [--driver X.Y] [--json] [--no-kernels] FILE...",
 	  "the CUDA images of objects, archives, libraries, programs and wheels: whether each runs on "
-	  "the GPUs (given, else this machine's) and how, each kernel's registers, shared memory, stack "
-	  "and stubs; exit status 0 all run, 1 one does not, 2 unreadable" },
+	  "the GPUs (given, else this machine's), partly (some kernels have no code there) or not, and "
+	  "how, each kernel's registers, shared memory, stack and stubs; exit status 0 all run or run "
+	  "partly, 1 one does not run, 2 unreadable" },
 	{ "nvshim explain-api NAME... | --list",
 	  "a removed or changed CUDA API (cudaDeviceProp::clockRate, cuCtxCreate, ...): the toolkit "
 	  "that changed it, the replacement and an example; also `nvshim explain api NAME`" },

@@ -2,10 +2,11 @@
  *
  * Which GPUs can run these files? For each object, archive, shared library, program, fatbin,
  * cubin or Python wheel (the shared libraries inside it): the CUDA images it holds (elf.h), for
- * each GPU (--gpu, else this machine's) whether every fatbin container of the file has an image
- * the GPU runs and how (images.h), and per kernel and target its registers, shared memory, stack
- * and whether it is a stub. Output on stdout: a table, or JSON with --json. Exit status: 0 when
- * every file runs on every GPU, 1 when one does not, 2 when a file cannot be read.
+ * each GPU (--gpu, else this machine's) whether the fatbin containers that hold kernels have an
+ * image the GPU runs: runs, partly or does not run, and how (images.h); and per kernel and target
+ * its registers, shared memory, stack and whether it is a stub (trivial there, with a body on
+ * another target) or trivial everywhere. Output on stdout: a table, or JSON with --json. Exit
+ * status: 0 when no file "does not run" on a GPU, 1 when one does, 2 when a file cannot be read.
  * The kernels of a file's machine-code images are read by up to one thread per CPU, and added
  * in image order: the output does not depend on the threads (docs/inspect.md, "What it costs").
  */
@@ -45,13 +46,14 @@
 struct kname {
 	char *name, *demangled;
 	size_t dlen;
+	unsigned real_in; /* the unit (seq) where this worker last saw it with a body */
 };
 
 struct kernel_row {
 	const struct kname *name;
 	unsigned regs;
 	unsigned long long shared, stack;
-	int has_stack, stub;
+	int has_stack, stub; /* stub: elf_kernel_is_stub(), then 2 when it has a body on no target */
 };
 
 /* The kernels of one machine-code image, in symbol order. */
@@ -65,6 +67,7 @@ struct image_kernels {
 struct unit {
 	char *name;
 	const char *kind;
+	unsigned seq; /* 1, 2, ...: which unit */
 	struct image_list images;
 	unsigned compressed[3]; /* images by compression */
 	struct image_kernels *blocks; /* the kernel rows, image by image, in image order */
@@ -89,6 +92,9 @@ struct inspect {
 	unsigned base;
 	struct cuda_image *jobs; /* its machine-code images, whose kernels are read after the walk */
 	size_t njobs, ajobs;
+	struct cuda_image *all; /* every image of the file being walked */
+	size_t nall, aall;
+	const struct devices *gpus; /* the GPUs judged */
 };
 
 static hashval_t kname_hash(const void *p) { return htab_hash_string(((const struct kname *)p)->name); }
@@ -104,7 +110,7 @@ static void kname_free(void *p)
 	free(k);
 }
 
-static const struct kname *intern(struct worker *w, const char *name)
+static struct kname *intern(struct worker *w, const char *name)
 {
 	if (!w->names)
 		w->names = htab_create_alloc(1024, kname_hash, kname_eq, kname_free, xcalloc, free);
@@ -129,6 +135,7 @@ static struct unit *unit_new(struct inspect *in, const char *name, const char *k
 	memset(u, 0, sizeof(*u));
 	u->name = xstrdup(name);
 	u->kind = kind;
+	u->seq = (unsigned)in->n;
 	image_list_init(&u->images);
 	return u;
 }
@@ -171,6 +178,7 @@ struct kernels_run {
 struct kernel_ctx {
 	struct worker *w;
 	struct image_kernels *k;
+	unsigned seq;
 };
 
 static void on_kernel(const struct cuda_kernel *k, void *arg)
@@ -180,7 +188,10 @@ static void on_kernel(const struct cuda_kernel *k, void *arg)
 	if (b->n == b->alloc)
 		b->rows = XRESIZEVEC(struct kernel_row, b->rows, b->alloc = b->alloc ? 2 * b->alloc : 16);
 	struct kernel_row *r = &b->rows[b->n++];
-	r->name = intern(c->w, k->name);
+	struct kname *name = intern(c->w, k->name);
+	if (k->stub == 0)
+		name->real_in = c->seq;
+	r->name = name;
 	r->regs = k->regs;
 	r->shared = k->shared;
 	r->stack = k->stack;
@@ -224,7 +235,7 @@ static void read_job(struct kernels_run *run, struct worker *w, size_t j)
 	unsigned long long held = take_bytes(run, img);
 	int rc = elf_image_payload_with(img, &w->unpack, PAYLOAD_LIMIT, &code, &len, &owned, &r->why);
 	if (!rc) {
-		struct kernel_ctx c = { w, &r->k };
+		struct kernel_ctx c = { w, &r->k, run->in->u->seq };
 		rc = elf_cubin_kernels(code, len, on_kernel, &c, &r->why);
 		free(owned);
 	}
@@ -321,6 +332,9 @@ static int on_image(const struct cuda_image *img, void *arg)
 	struct inspect *in = arg;
 	struct unit *u = in->u;
 	image_list_add(&u->images, img, in->base);
+	if (in->nall == in->aall)
+		in->all = XRESIZEVEC(struct cuda_image, in->all, in->aall = in->aall ? 2 * in->aall : 64);
+	in->all[in->nall++] = *img;
 	if (img->compression >= 0 && img->compression < 3)
 		u->compressed[img->compression]++;
 	if (in->kernels && img->kind == CUDA_IMAGE_SASS) {
@@ -331,6 +345,96 @@ static int on_image(const struct cuda_image *img, void *arg)
 	return 0;
 }
 
+/* The first kernel an image names (the name is copied: it points into the decompressed image). */
+static void first_name(const char *name, size_t len, void *arg)
+{
+	char **first = arg;
+	if (!*first)
+		*first = xstrndup(name, len);
+}
+
+/* Whether the containers of the file just walked hold kernels, for those that lack an image for
+ * one of the GPUs (the others count whatever they hold). The kernels come from the rows of one of
+ * its machine-code images: read already (from block `first` on, one per machine-code image of the
+ * walk, in order) unless --no-kernels, else read here by the threads and dropped. A container
+ * with PTX alone is read off its smallest PTX (its .entry directives). One that cannot be read
+ * counts. A container's images are next to each other in the walk. */
+static void read_container_kernels(struct inspect *in, size_t first)
+{
+	struct unit *u = in->u;
+	struct image_list *l = &u->images;
+	if (!in->gpus || !in->gpus->n)
+		return;
+	size_t nsass = 0, nlack = 0;
+	size_t *block = XNEWVEC(size_t, in->nall ? in->nall : 1); /* per lacking container: its block */
+	unsigned *lacking = XNEWVEC(unsigned, in->nall ? in->nall : 1);
+	const struct cuda_image **ptx = XCNEWVEC(const struct cuda_image *, in->nall ? in->nall : 1);
+	if (!in->kernels)
+		in->njobs = 0;
+	for (size_t i = 0, j; i < in->nall; i = j) {
+		unsigned c = in->all[i].container;
+		const struct cuda_image *sass = NULL;
+		size_t sass_at = nsass;
+		for (j = i; j < in->nall && in->all[j].container == c; j++) {
+			const struct cuda_image *img = &in->all[j];
+			if (img->kind == CUDA_IMAGE_SASS && (!sass || (!in->kernels && img->size < sass->size))) {
+				sass = img;
+				sass_at = in->kernels ? nsass : sass_at;
+			}
+			if (img->kind == CUDA_IMAGE_PTX && (!ptx[nlack] || img->size < ptx[nlack]->size))
+				ptx[nlack] = img;
+			nsass += img->kind == CUDA_IMAGE_SASS;
+		}
+		int lacks = 0;
+		for (size_t g = 0; g < in->gpus->n && !lacks; g++) {
+			int runs = 0;
+			for (size_t k = i; k < j && !runs; k++)
+				runs = images_image_runs(&in->all[k], in->gpus->v[g].cc);
+			lacks = !runs;
+		}
+		if (!lacks || (!sass && !ptx[nlack])) {
+			ptx[nlack] = NULL;
+			continue; /* it runs everywhere, or holds LTO IR only */
+		}
+		if (sass && !in->kernels) {
+			if (in->njobs == in->ajobs)
+				in->jobs = XRESIZEVEC(struct cuda_image, in->jobs, in->ajobs = in->ajobs ? 2 * in->ajobs : 64);
+			in->jobs[in->njobs] = *sass;
+			sass_at = in->njobs++;
+		}
+		block[nlack] = sass ? first + sass_at : (size_t)-1;
+		lacking[nlack++] = c;
+	}
+	size_t nb = u->nb, nk = u->nk;
+	char *why = in->njobs && !in->kernels ? read_kernels(in) : NULL;
+	for (size_t k = 0; k < nlack; k++) {
+		unsigned c = in->base + lacking[k];
+		if (block[k] != (size_t)-1 && block[k] < u->nb) {
+			const struct image_kernels *blk = &u->blocks[block[k]];
+			const char *name = blk->n ? blk->rows[0].name->name : NULL;
+			image_list_kernels(l, c, (int)blk->n, name, name ? strlen(name) : 0);
+		} else if (ptx[k]) {
+			char *first_name_read = NULL, *w = NULL;
+			int count = elf_image_kernel_names(ptx[k], &in->workers[0].unpack, PAYLOAD_LIMIT, first_name,
+							   &first_name_read, &w);
+			image_list_kernels(l, c, count, first_name_read, first_name_read ? strlen(first_name_read) : 0);
+			free(first_name_read);
+			free(w);
+		}
+	}
+	free(why);
+	if (!in->kernels) {
+		/* --no-kernels: the rows read here only said which containers hold kernels */
+		for (size_t i = nb; i < u->nb; i++)
+			free(u->blocks[i].rows);
+		u->nb = nb;
+		u->nk = nk;
+	}
+	free(ptx);
+	free(lacking);
+	free(block);
+}
+
 /* The images (and kernels) of one ELF file, fatbin or cubin, added to the current unit. An image
  * whose kernels cannot be read is the error (the first one, in image order), else a damaged
  * file. */
@@ -339,6 +443,8 @@ static int read_bytes(struct inspect *in, const void *data, size_t size, const c
 	unsigned n = 0;
 	char *why = NULL;
 	in->njobs = 0;
+	in->nall = 0;
+	size_t first = in->u->nb;
 	int rc = elf_cuda_images(data, size, on_image, in, &n, &why);
 	char *image_why = in->njobs ? read_kernels(in) : NULL;
 	if (image_why) {
@@ -346,11 +452,37 @@ static int read_bytes(struct inspect *in, const void *data, size_t size, const c
 		why = image_why;
 		rc = -1;
 	}
+	if (!rc) {
+		image_list_containers(&in->u->images, in->base + n);
+		read_container_kernels(in, first);
+	}
 	in->base += n;
 	if (rc && !in->u->error)
 		in->u->error = what ? xasprintf("%s: %s", what, why) : xstrdup(why);
 	free(why);
 	return rc;
+}
+
+/* A kernel is said to be a stub only with evidence: trivial here and with a body on another
+ * target of the same file (elf.h). One trivial on every target (cuBLAS's no-op kernels) is 2. */
+static void settle_stubs(struct inspect *in, struct unit *u)
+{
+	for (size_t b = 0; b < u->nb; b++)
+		for (size_t k = 0; k < u->blocks[b].n; k++) {
+			struct kernel_row *r = &u->blocks[b].rows[k];
+			if (r->stub != 1)
+				continue;
+			int real = 0;
+			for (unsigned t = 0; t < WORKERS_MAX && !real; t++) {
+				const struct kname *kn =
+					in->workers[t].names ? htab_find_with_hash(in->workers[t].names, r->name->name,
+										   htab_hash_string(r->name->name))
+							     : NULL;
+				real = kn && kn->real_in == u->seq;
+			}
+			if (!real)
+				r->stub = 2;
+		}
 }
 
 static int on_member(const struct ar_member *m, void *arg)
@@ -405,6 +537,9 @@ static int on_zip_member(const struct zip_member *m, void *arg)
 		w->in->u->error = xstrdup("not a shared object of this machine");
 	else if (read_bytes(w->in, data, (size_t)m->full_size, NULL))
 		w->failed = 1;
+	else
+		w->in->u->kind = elf_is_program(data, (size_t)m->full_size) ? "program in a wheel" : w->in->u->kind;
+	settle_stubs(w->in, w->in->u);
 	free(owned);
 	return 0;
 }
@@ -414,7 +549,7 @@ static void read_file(struct inspect *in, const char *path)
 	struct elf_map m;
 	char *why = NULL;
 	if (elf_map_file(path, &m, &why)) {
-		in->u = unit_new(in, path, "unreadable");
+		in->u = unit_new(in, path, "file");
 		in->u->error = why;
 		return;
 	}
@@ -438,17 +573,21 @@ static void read_file(struct inspect *in, const char *path)
 			in->u->error = why;
 		else
 			free(why);
+		settle_stubs(in, in->u);
 	} else if (k == ELF_KIND_OTHER && magic != 0xBA55ED50u) {
 		in->u = unit_new(in, path, "not ELF");
 		in->u->error = xstrdup("not an object, archive, shared library, program, fatbin, cubin or wheel");
 	} else {
-		const char *kind = magic == 0xBA55ED50u	    ? "fatbin"
-				   : k == ELF_KIND_OBJECT   ? "object"
-				   : k == ELF_KIND_SHARED   ? "shared object"
-							    : "program or cubin";
+		const char *kind = magic == 0xBA55ED50u		? "fatbin"
+				   : m.size > 19 && m.data[18] == 190	? "cubin" /* e_machine EM_CUDA */
+				   : k == ELF_KIND_OBJECT		? "object"
+				   : elf_is_program(m.data, m.size)	? "program"
+				   : k == ELF_KIND_SHARED		? "shared object"
+									: "ELF file";
 		in->u = unit_new(in, path, kind);
 		in->base = 0;
 		read_bytes(in, m.data, m.size, NULL);
+		settle_stubs(in, in->u);
 	}
 	elf_unmap(&m);
 }
@@ -549,14 +688,11 @@ static void ob_json(struct obuf *o, const char *s)
 	free(buf);
 }
 
-static void how_text(const struct image_verdict *v, int runs, char *buf, size_t size)
+/* How the fatbins that count run (the machine code or PTX of the first of them). */
+static void how_text(const struct image_verdict *v, char *buf, size_t size)
 {
 	struct cuda_image img = { 0 };
 	char t[32];
-	if (!runs) {
-		buf[0] = '\0';
-		return;
-	}
 	if (v->sass && !v->ptx) {
 		img.kind = CUDA_IMAGE_SASS, img.sm = v->best_sass.sm, img.variant = v->best_sass.variant;
 		snprintf(buf, size, "machine code %s", elf_image_target(&img, t, sizeof(t)));
@@ -566,16 +702,56 @@ static void how_text(const struct image_verdict *v, int runs, char *buf, size_t 
 			 v->sass ? "machine code and " : "", elf_image_target(&img, t, sizeof(t)), v->best_ptx.ptx_major,
 			 v->best_ptx.ptx_minor, v->sass ? " for some of it" : "");
 	} else {
-		snprintf(buf, size, "no CUDA code");
+		snprintf(buf, size, v->empty ? "no CUDA kernels" : "no CUDA code");
 	}
+	if (v->empty && (v->sass || v->ptx)) {
+		size_t n = strlen(buf);
+		snprintf(buf + n, size - n, " (%zu fatbin%s no kernel: not counted)", v->empty,
+			 v->empty == 1 ? " holds" : "s hold");
+	}
+}
+
+/* "'a(int)', 'b()' and 3 more": the kernels of the fatbins without code for the GPU (the one
+ * example read of each, demangled). */
+static void missing_text(const struct unit *u, const struct image_verdict *v, char *buf, size_t size)
+{
+	const struct image_list *l = &u->images;
+	size_t n = v->none + v->ptx_too_new, shown = 0, at = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && i < IMAGES_MISSING_SHOWN; i++) {
+		unsigned c = v->missing[i];
+		const char *name = c < l->known ? l->example[c] : NULL;
+		if (!name)
+			continue;
+		char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+		const char *t = d ? d : name;
+		int len = strlen(t) > 100 ? 97 : (int)strlen(t);
+		at += (size_t)snprintf(buf + at, at < size ? size - at : 0, "%s'%.*s%s'", shown ? ", " : "", len, t,
+				       len < (int)strlen(t) ? "..." : "");
+		free(d);
+		shown++;
+		if (at >= size)
+			break;
+	}
+	if (at < size && shown && n > shown)
+		snprintf(buf + at, size - at, " and the kernels of %zu more fatbin%s", n - shown, n - shown == 1 ? "" : "s");
 }
 
 static void why_not_text(const struct unit *u, const struct image_verdict *v, char *buf, size_t size)
 {
 	char *targets = images_targets_text(&u->images);
-	if (v->none) {
-		snprintf(buf, size, "%zu of %u fatbin%s no image for sm_%u (it holds %s)", v->none, u->images.containers,
-			 u->images.containers == 1 ? " has" : "s have", v->gpu, targets);
+	size_t counted = v->sass + v->ptx + v->ptx_too_new + v->none;
+	if (v->answer == IMAGES_PARTLY) {
+		char how[256], which[1024];
+		how_text(v, how, sizeof(how));
+		missing_text(u, v, which, sizeof(which));
+		snprintf(buf, size, "%zu of %zu fatbins with kernels have no code for sm_%u%s%s%s; the rest: %s. It runs "
+			 "there as long as it launches none of those (a library with a kernel set per GPU loads its "
+			 "GPU's)", v->none + v->ptx_too_new, counted, v->gpu, v->ptx_too_new ? " (or PTX too new for the driver)" : "",
+			 which[0] ? ": " : "", which, how);
+	} else if (v->none) {
+		snprintf(buf, size, "%zu of %zu fatbin%s no image for sm_%u (it holds %s)", v->none, counted,
+			 counted == 1 ? " has" : "s have", v->gpu, targets);
 	} else {
 		snprintf(buf, size, "its PTX (ISA %u.%u) needs a CUDA %u.%u driver, this one has an older one",
 			 v->newest_ptx.ptx_major, v->newest_ptx.ptx_minor, v->need_cuda / 1000, v->need_cuda % 1000 / 10);
@@ -610,11 +786,13 @@ static void print_table(FILE *out, const struct inspect *in, const struct device
 				u->images.n, u->compressed[2], u->compressed[1]);
 		for (size_t g = 0; g < gpus->n; g++) {
 			struct image_verdict v;
-			char text[512];
-			int runs = images_verdict(&u->images, gpus->v[g].cc, driver, &v);
-			if (runs) {
-				how_text(&v, runs, text, sizeof(text));
+			char text[2048];
+			if (images_verdict(&u->images, gpus->v[g].cc, driver, &v)) {
+				how_text(&v, text, sizeof(text));
 				fprintf(out, "  sm_%u: runs: %s\n", gpus->v[g].cc, text);
+			} else if (v.answer == IMAGES_PARTLY) {
+				why_not_text(u, &v, text, sizeof(text));
+				fprintf(out, "  sm_%u: partly: %s\n", gpus->v[g].cc, text);
 			} else {
 				why_not_text(u, &v, text, sizeof(text));
 				char *fix = images_fix_text(gpus->v[g].cc);
@@ -624,13 +802,14 @@ static void print_table(FILE *out, const struct inspect *in, const struct device
 		}
 		if (!u->nk)
 			continue;
-		size_t width = 6, stubs = 0;
+		size_t width = 6, stubs = 0, trivial = 0;
 		for (size_t b = 0; b < u->nb; b++)
 			for (size_t k = 0; k < u->blocks[b].n; k++) {
 				const struct kernel_row *r = &u->blocks[b].rows[k];
 				if (r->name->dlen > width)
 					width = r->name->dlen;
 				stubs += r->stub == 1;
+				trivial += r->stub == 2;
 			}
 		if (width > 60)
 			width = 60;
@@ -658,14 +837,18 @@ static void print_table(FILE *out, const struct inspect *in, const struct device
 				else
 					ob_right(o, "-", 1, 8);
 				ob_put(o, "  ", 2);
-				ob_str(o, r->stub == 1 ? "stub\n" : r->stub < 0 ? "?\n" : "\n");
+				ob_str(o, r->stub == 1 ? "stub\n" : r->stub == 2 ? "trivial\n" : r->stub < 0 ? "?\n" : "\n");
 			}
 		}
 		ob_flush(o);
 		free(o);
 		if (stubs)
-			fprintf(out, "  %zu stub kernel%s: compiled out for that target (an #if __CUDA_ARCH__ guard): "
-				"they do nothing, or only trap\n", stubs, stubs == 1 ? "" : "s");
+			fprintf(out, "  %zu stub kernel%s: compiled out for that target (an #if __CUDA_ARCH__ guard; "
+				"each has a body on another target): they do nothing, or only trap\n", stubs,
+				stubs == 1 ? "" : "s");
+		if (trivial)
+			fprintf(out, "  %zu trivial kernel%s: they only exit or only trap on every target here (by "
+				"design, or compiled out everywhere): not called stubs\n", trivial, trivial == 1 ? "" : "s");
 	}
 }
 
@@ -706,17 +889,27 @@ static void print_json(FILE *out, const struct inspect *in, const struct devices
 		fprintf(out, "],\"verdicts\":[");
 		for (size_t g = 0; g < gpus->n; g++) {
 			struct image_verdict v;
-			char text[512];
+			char text[2048];
 			int runs = images_verdict(&u->images, gpus->v[g].cc, driver, &v);
 			if (runs)
-				how_text(&v, runs, text, sizeof(text));
+				how_text(&v, text, sizeof(text));
 			else
 				why_not_text(u, &v, text, sizeof(text));
-			fprintf(out, "%s{\"gpu\":\"sm_%u\",\"runs\":%s,\"fatbins_machine_code\":%zu,\"fatbins_ptx\":%zu,"
-				"\"fatbins_ptx_too_new\":%zu,\"fatbins_without_image\":%zu,\"how\":",
-				g ? "," : "", gpus->v[g].cc, runs ? "true" : "false", v.sass, v.ptx, v.ptx_too_new, v.none);
+			fprintf(out, "%s{\"gpu\":\"sm_%u\",\"runs\":%s,\"verdict\":\"%s\",\"fatbins_machine_code\":%zu,"
+				"\"fatbins_ptx\":%zu,\"fatbins_ptx_too_new\":%zu,\"fatbins_without_image\":%zu,"
+				"\"fatbins_without_kernels\":%zu,\"kernels_without_code\":[",
+				g ? "," : "", gpus->v[g].cc, runs ? "true" : "false", images_answer_name(v.answer), v.sass,
+				v.ptx, v.ptx_too_new, v.none, v.empty);
+			for (size_t m = 0, shown = 0; m < v.none + v.ptx_too_new && m < IMAGES_MISSING_SHOWN; m++) {
+				unsigned c = v.missing[m];
+				if (c < u->images.known && u->images.example[c]) {
+					fprintf(out, shown++ ? "," : "");
+					json_str(out, u->images.example[c]);
+				}
+			}
+			fprintf(out, "],\"how\":");
 			json_str(out, text);
-			if (!runs) {
+			if (v.answer == IMAGES_DO_NOT_RUN) {
 				char *fix = images_fix_text(gpus->v[g].cc);
 				fprintf(out, ",\"fix\":");
 				json_str(out, fix);
@@ -747,7 +940,10 @@ static void print_json(FILE *out, const struct inspect *in, const struct devices
 					ob_ull(o, r->stack, 0);
 				else
 					ob_str(o, "null");
-				ob_str(o, r->stub == 1 ? ",\"stub\":true}" : r->stub == 0 ? ",\"stub\":false}" : ",\"stub\":null}");
+				ob_str(o, r->stub == 1	 ? ",\"stub\":true}"
+					  : r->stub == 2 ? ",\"stub\":false,\"trivial\":true}"
+					  : r->stub == 0 ? ",\"stub\":false}"
+							 : ",\"stub\":null}");
 			}
 		}
 		ob_flush(o);
@@ -841,6 +1037,7 @@ int cmd_inspect(int n, char **args)
 		if (!gpus.n)
 			diag_note(VERBOSITY_NORMAL, "no GPU given (--gpu) or found on this machine: the images only");
 	}
+	in.gpus = &gpus;
 	int dashdash = 0;
 	for (int i = 0; i < n; i++) {
 		const char *a = args[i];
@@ -868,7 +1065,8 @@ int cmd_inspect(int n, char **args)
 			struct image_verdict v;
 			if (!images_verdict(&u->images, gpus.v[g].cc, driver, &v)) {
 				all = 0;
-				if (!rc)
+				/* "partly" is not a failure: which kernels run depends on the program */
+				if (!rc && v.answer == IMAGES_DO_NOT_RUN)
 					rc = 1;
 			}
 		}
@@ -883,6 +1081,7 @@ int cmd_inspect(int n, char **args)
 		unit_release(&in.units[i]);
 	free(in.units);
 	free(in.jobs);
+	free(in.all);
 	for (unsigned t = 0; t < WORKERS_MAX; t++) {
 		unpacker_release(&in.workers[t].unpack);
 		if (in.workers[t].names)

@@ -161,8 +161,9 @@ const struct config_item config_items[] = {
 	ITEM(explain_stub_kernels, CONF_BOOL, 0, NULL,
 	     "Preload library: when a kernel a program looks up (cuModuleGetFunction, "
 	     "cuLibraryGetKernel) is a stub in the machine code for the GPU (its body compiled out by "
-	     "an #if __CUDA_ARCH__ guard: it does nothing or only traps), say so once (rule "
-	     "noimage.stub)."),
+	     "an #if __CUDA_ARCH__ guard: it does nothing or only traps there, and has a body on "
+	     "another target of the same module), say so once (rule noimage.stub). A kernel trivial "
+	     "on every target is by design and is not said."),
 	ITEM(modules, CONF_BOOL, 0, NULL,
 	     "The modules pass: give each CUDA source the requested targets it can build for, from "
 	     "rules, a scan of its text and a probe when nvcc fails; upgrade sm_NN to sm_NNa where the "

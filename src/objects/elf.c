@@ -66,7 +66,8 @@ int elf_map_file(const char *path, struct elf_map *m, char **why)
 	struct stat sb;
 	m->data = NULL;
 	m->size = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO without a writer is refused below instead of waiting for one. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return unpack_fail(why, "cannot open: %s", strerror(errno));
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
@@ -554,11 +555,14 @@ static int cubin_open(struct cubin *c, const unsigned char *p, size_t size, char
 			    (unsigned long long)c->shnum);
 	Elf64_Shdr sh;
 	for (uint64_t i = 0; i < c->shnum; i++) {
-		if (read_shdr(p, size, &c->eh, c->shnum, i, &sh, why) || section_data(size, &sh, why))
+		/* Only the sections read are checked against the data (each where it is read). */
+		if (read_shdr(p, size, &c->eh, c->shnum, i, &sh, why))
 			return -1;
 		if (sh.sh_type == SHT_SYMTAB && !c->have_symtab) {
 			if (sh.sh_entsize != sizeof(Elf64_Sym))
 				return unpack_fail(why, "unexpected symbol size");
+			if (section_data(size, &sh, why))
+				return -1;
 			c->symtab = sh;
 			c->have_symtab = 1;
 		}
@@ -933,15 +937,24 @@ int elf_cuda_images(const void *data, size_t size, cuda_image_fn fn, void *arg, 
 	}
 	if (!shnum)
 		goto out;
-	if (read_shdr(p, size, &eh, shnum, strndx, &names, why) || section_data(size, &names, why))
+	if (read_shdr(p, size, &eh, shnum, strndx, &names, why))
 		return -1;
+	if (names.sh_type == SHT_NOBITS || !unpack_in_bounds(size, names.sh_offset, names.sh_size))
+		return unpack_fail(why, "its section names (section %llu) run past the end of the file",
+				   (unsigned long long)strndx);
+	/* Only the sections read are checked against the data, as readelf -S does: a library may
+	 * hold sections whose bytes are not in the file, which do not matter here. */
 	for (uint64_t i = 0; i < shnum && !stop && !rc; i++) {
-		if (read_shdr(p, size, &eh, shnum, i, &sh, why) || section_data(size, &sh, why))
+		if (read_shdr(p, size, &eh, shnum, i, &sh, why))
 			return -1;
+		if (sh.sh_type == SHT_NOBITS)
+			continue;
 		const char *name = string_at(p, size, &names, sh.sh_name);
-		if (name && (!strcmp(name, ".nv_fatbin") || !strcmp(name, "__nv_relfatbin")) &&
-		    sh.sh_type != SHT_NOBITS)
-			rc = fatbin_images(p + sh.sh_offset, sh.sh_size, fn, arg, &n, &stop, why);
+		if (!name || (strcmp(name, ".nv_fatbin") && strcmp(name, "__nv_relfatbin")))
+			continue;
+		if (!unpack_in_bounds(size, sh.sh_offset, sh.sh_size))
+			return unpack_fail(why, "its %s section runs past the end of the file", name);
+		rc = fatbin_images(p + sh.sh_offset, sh.sh_size, fn, arg, &n, &stop, why);
 	}
 out:
 	if (ncontainers)
@@ -1032,4 +1045,119 @@ int elf_cuda_stacks(const void *data, size_t size, elf_stack_fn fn, void *arg, c
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- programs, and the kernels of one image ---- */
+
+int elf_is_program(const void *data, size_t size)
+{
+	const unsigned char *p = data;
+	Elf64_Ehdr eh;
+	switch (elf_identify(data, size)) {
+	case ELF_KIND_SHARED:
+		break;
+	case ELF_KIND_ELF_OTHER:
+		if (size < sizeof(eh) || p[EI_CLASS] != ELFCLASS64 || p[EI_DATA] != HOST_ELFDATA)
+			return 0;
+		memcpy(&eh, p, sizeof(eh));
+		return eh.e_type == ET_EXEC;
+	default:
+		return 0;
+	}
+	memcpy(&eh, p, sizeof(eh));
+	if (eh.e_machine == EM_CUDA || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > size ||
+	    eh.e_phnum > (size - eh.e_phoff) / sizeof(Elf64_Phdr))
+		return 0;
+	int interp = 0, soname = 0;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		memcpy(&ph, p + eh.e_phoff + (size_t)i * sizeof(ph), sizeof(ph));
+		if (ph.p_type == PT_INTERP)
+			interp = 1;
+		if (ph.p_type != PT_DYNAMIC || !unpack_in_bounds(size, ph.p_offset, ph.p_filesz))
+			continue;
+		for (uint64_t at = 0; at + sizeof(Elf64_Dyn) <= ph.p_filesz; at += sizeof(Elf64_Dyn)) {
+			Elf64_Dyn dyn;
+			memcpy(&dyn, p + ph.p_offset + at, sizeof(dyn));
+			if (dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+				return 1;
+			if (dyn.d_tag == DT_SONAME)
+				soname = 1;
+		}
+	}
+	return interp && !soname;
+}
+
+/* The kernels a PTX text declares: ".entry NAME(" (after ".visible" or ".weak"). */
+static int ptx_entries(const unsigned char *t, size_t len, elf_name_fn fn, void *arg)
+{
+	int n = 0;
+	for (size_t at = 0; at + 7 <= len;) {
+		const unsigned char *e = memchr(t + at, '.', len - at);
+		if (!e)
+			break;
+		at = (size_t)(e - t) + 1;
+		if (len - (size_t)(e - t) < 7 || memcmp(e, ".entry", 6) || (e > t && !strchr(" \t\n", e[-1])) ||
+		    !strchr(" \t\n", e[6]))
+			continue;
+		size_t s = (size_t)(e - t) + 6;
+		while (s < len && strchr(" \t\n", t[s]) && t[s])
+			s++;
+		size_t end = s;
+		while (end < len && t[end] && !strchr(" \t\n(", t[end]))
+			end++;
+		if (end > s) {
+			n++;
+			if (fn)
+				fn((const char *)t + s, end - s, arg);
+		}
+		at = end;
+	}
+	return n;
+}
+
+/* The entry functions of a cubin's .symtab; returns how many, or -1 with *why. */
+static int cubin_entries(const struct cubin *c, elf_name_fn fn, void *arg, char **why)
+{
+	int n = 0;
+	if (!c->have_symtab)
+		return 0;
+	uint64_t nsyms = c->symtab.sh_size / sizeof(Elf64_Sym);
+	for (uint64_t i = 1; i < nsyms; i++) {
+		Elf64_Sym sym;
+		memcpy(&sym, c->p + c->symtab.sh_offset + i * sizeof(sym), sizeof(sym));
+		if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || !(sym.st_other & STO_CUDA_ENTRY))
+			continue;
+		const char *name = string_at(c->p, c->size, &c->strtab, sym.st_name);
+		if (!name)
+			return unpack_fail(why, "symbol %llu's name is outside the string table", (unsigned long long)i);
+		if (fn)
+			fn(name, strlen(name), arg);
+		n++;
+	}
+	return n;
+}
+
+int elf_image_kernel_names(const struct cuda_image *img, struct unpacker *u, unsigned long long limit,
+			   elf_name_fn fn, void *arg, char **why)
+{
+	const unsigned char *payload;
+	size_t len;
+	void *owned;
+	*why = NULL;
+	if (img->kind == CUDA_IMAGE_OTHER)
+		return unpack_fail(why, "an LTO image: its kernels are not listed");
+	if (elf_image_payload_with(img, u, limit, &payload, &len, &owned, why))
+		return -1;
+	int n = 0;
+	if (img->kind == CUDA_IMAGE_PTX) {
+		n = ptx_entries(payload, len, fn, arg);
+	} else {
+		struct cubin c;
+		n = cubin_open(&c, payload, len, why) ? -1 : cubin_entries(&c, fn, arg, why);
+	}
+	free(owned);
+	return n;
 }

@@ -32,6 +32,11 @@ enum elf_kind {
 enum elf_kind elf_identify(const void *data, size_t size);
 const char *elf_kind_name(enum elf_kind kind);
 
+/* 1 when an ELF file is a program: an executable (ET_EXEC), or a position-independent one (an
+ * ET_DYN whose dynamic section's DT_FLAGS_1 has DF_1_PIE, or that has an interpreter (PT_INTERP)
+ * and no DT_SONAME); 0 for a shared library, a cubin or anything else. */
+int elf_is_program(const void *data, size_t size);
+
 /* A file mapped read-only (an empty file has data NULL and size 0). */
 struct elf_map {
 	const unsigned char *data;
@@ -132,6 +137,14 @@ int elf_image_payload(const struct cuda_image *img, unsigned long long limit, co
 struct unpacker;
 int elf_image_payload_with(const struct cuda_image *img, struct unpacker *u, unsigned long long limit,
 			   const unsigned char **out, size_t *len, void **owned, char **why);
+
+/* The kernels of one image, without reading what they need: fn (may be NULL) gets each one's
+ * name (not NUL-terminated: len bytes), a cubin's entry functions or the `.entry` directives of
+ * PTX, decompressed with u's context (NULL: one for this image). Returns how many kernels, or -1
+ * with *why when the image cannot be read, or is LTO IR (whose kernels are not listed). */
+typedef void (*elf_name_fn)(const char *name, size_t len, void *arg);
+int elf_image_kernel_names(const struct cuda_image *img, struct unpacker *u, unsigned long long limit,
+			   elf_name_fn fn, void *arg, char **why);
 
 /* "sm_90a" for a SASS image, "compute_90a" for PTX, into buf. */
 const char *elf_image_target(const struct cuda_image *img, char *buf, size_t size);

@@ -10,8 +10,34 @@ void image_list_init(struct image_list *l) { memset(l, 0, sizeof(*l)); }
 
 void image_list_release(struct image_list *l)
 {
+	for (unsigned c = 0; c < l->known; c++)
+		free(l->example[c]);
+	free(l->example);
+	free(l->kernels);
 	free(l->v);
 	image_list_init(l);
+}
+
+void image_list_containers(struct image_list *l, unsigned n)
+{
+	if (n > l->containers)
+		l->containers = n;
+}
+
+void image_list_kernels(struct image_list *l, unsigned container, int count, const char *example, size_t len)
+{
+	if (container >= l->known) {
+		unsigned want = container + 1 > 2 * l->known ? container + 1 : 2 * l->known;
+		l->kernels = XRESIZEVEC(signed char, l->kernels, want);
+		l->example = XRESIZEVEC(char *, l->example, want);
+		memset(l->kernels + l->known, -1, want - l->known);
+		memset(l->example + l->known, 0, (want - l->known) * sizeof(char *));
+		l->known = want;
+	}
+	l->kernels[container] = count > 0 ? 1 : count < 0 ? -1 : 0;
+	free(l->example[container]);
+	l->example[container] = example && len ? xstrndup(example, len) : NULL;
+	image_list_containers(l, container + 1);
 }
 
 void image_list_add(struct image_list *l, const struct cuda_image *img, unsigned container_base)
@@ -115,47 +141,75 @@ unsigned images_installed_driver_cuda(const char *path)
 	return cuda;
 }
 
+static enum image_how image_runs(const struct image_rec *r, unsigned gpu, unsigned driver_cuda)
+{
+	if (r->kind == CUDA_IMAGE_SASS && images_sass_runs(r->sm, r->variant, gpu))
+		return IMAGE_SASS;
+	if (r->kind != CUDA_IMAGE_PTX || !images_ptx_runs(r->sm, r->variant, gpu))
+		return IMAGE_NONE;
+	unsigned need = images_ptx_cuda(r->ptx_major, r->ptx_minor);
+	return driver_cuda && need > driver_cuda ? IMAGE_PTX_TOO_NEW : IMAGE_PTX;
+}
+
+int images_image_runs(const struct cuda_image *img, unsigned gpu)
+{
+	return img->kind == CUDA_IMAGE_SASS ? images_sass_runs(img->sm, img->variant, gpu)
+					    : img->kind == CUDA_IMAGE_PTX && images_ptx_runs(img->sm, img->variant, gpu);
+}
+
 int images_verdict(const struct image_list *l, unsigned gpu, unsigned driver_cuda, struct image_verdict *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->gpu = gpu;
 	enum image_how *how = XCNEWVEC(enum image_how, l->containers ? l->containers : 1);
+	unsigned char *seen = XCNEWVEC(unsigned char, l->containers ? l->containers : 1);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct image_rec *r = &l->v[i];
-		enum image_how h = IMAGE_NONE;
-		if (r->kind == CUDA_IMAGE_SASS && images_sass_runs(r->sm, r->variant, gpu)) {
-			h = IMAGE_SASS;
-			if (!v->best_sass.sm)
-				v->best_sass = *r;
-		} else if (r->kind == CUDA_IMAGE_PTX && images_ptx_runs(r->sm, r->variant, gpu)) {
-			unsigned need = images_ptx_cuda(r->ptx_major, r->ptx_minor);
-			if (driver_cuda && need > driver_cuda) {
-				h = IMAGE_PTX_TOO_NEW;
-				if (!v->newest_ptx.sm) {
-					v->newest_ptx = *r;
-					v->need_cuda = need;
-				}
-			} else {
-				h = IMAGE_PTX;
-				if (!v->best_ptx.sm)
-					v->best_ptx = *r;
-			}
+		enum image_how h = image_runs(r, gpu, driver_cuda);
+		seen[r->container] = 1;
+		if (h == IMAGE_SASS && !v->best_sass.sm)
+			v->best_sass = *r;
+		if (h == IMAGE_PTX && !v->best_ptx.sm)
+			v->best_ptx = *r;
+		if (h == IMAGE_PTX_TOO_NEW && !v->newest_ptx.sm) {
+			v->newest_ptx = *r;
+			v->need_cuda = images_ptx_cuda(r->ptx_major, r->ptx_minor);
 		}
 		/* The best way each container runs: machine code, then PTX, then PTX too new. */
 		enum image_how *c = &how[r->container];
 		if (h == IMAGE_SASS || (h == IMAGE_PTX && *c != IMAGE_SASS) || (h == IMAGE_PTX_TOO_NEW && *c == IMAGE_NONE))
 			*c = h;
 	}
+	size_t shown = 0;
 	for (unsigned c = 0; c < l->containers; c++) {
+		/* A container without images, or whose images hold no kernel, launches nothing. */
+		if (!seen[c] || (c < l->known && l->kernels[c] == 0)) {
+			v->empty++;
+			continue;
+		}
 		switch (how[c]) {
 		case IMAGE_SASS: v->sass++; break;
 		case IMAGE_PTX: v->ptx++; break;
 		case IMAGE_PTX_TOO_NEW: v->ptx_too_new++; break;
 		default: v->none++; break;
 		}
+		if ((how[c] == IMAGE_NONE || how[c] == IMAGE_PTX_TOO_NEW) && shown < IMAGES_MISSING_SHOWN)
+			v->missing[shown++] = c;
 	}
+	free(seen);
 	free(how);
-	return !v->none && !v->ptx_too_new;
+	if (!v->none && !v->ptx_too_new)
+		v->answer = IMAGES_RUN;
+	else if (v->sass || v->ptx)
+		v->answer = IMAGES_PARTLY;
+	else
+		v->answer = IMAGES_DO_NOT_RUN;
+	return v->answer == IMAGES_RUN;
+}
+
+const char *images_answer_name(enum image_answer a)
+{
+	return a == IMAGES_RUN ? "runs" : a == IMAGES_PARTLY ? "partly" : "does not run";
 }
 
 static int rec_cmp(const void *a, const void *b)

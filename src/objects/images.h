@@ -10,8 +10,16 @@
  *                  compute_XYa only for X.Y; compute_XYf for X.Z with Z >= Y;
  *                  and only when the driver knows the PTX ISA version (PTX 9.0 needs a
  *                  CUDA 13.0 driver; the table is in images.c)
- * So a file runs on a GPU when every container has one of these; a container without one
- * gives "no kernel image is available" at the first launch of one of its kernels.
+ * A container without one gives "no kernel image is available" at the first launch of one of its
+ * kernels; a container that holds no kernel (nvcc 13's device-link fatbin, which every program
+ * and library it links gets, with machine code for its machine-code targets only; an empty one)
+ * launches nothing, so it does not count. The verdict for a GPU, over the containers that count:
+ *   runs          every one has machine code or PTX the GPU runs;
+ *   partly        some have and some do not: which kernels fail depends on which the program
+ *                 launches (a library with a kernel set per GPU, cuBLAS's, loads only its GPU's);
+ *   does not run  none has (or the file holds nothing but PTX too new for the driver).
+ * Whether a container holds kernels is read off its images by the caller (image_list_kernels):
+ * a container nobody read counts.
  */
 #ifndef NVSHIM_IMAGES_H
 #define NVSHIM_IMAGES_H
@@ -30,16 +38,26 @@ struct image_rec {
 	unsigned container;
 };
 
-/* The images of one file, in order. */
+/* The images of one file, in order, and what is known of each container's kernels. */
 struct image_list {
 	struct image_rec *v;
 	size_t n, alloc;
 	unsigned containers;
+	signed char *kernels; /* per container: -1 not read, 0 holds no kernel, 1 holds kernels */
+	char **example;       /* per container: one of its kernels (mangled, xmalloc'ed), or NULL */
+	unsigned known;       /* entries of kernels and example */
 };
 
 void image_list_init(struct image_list *l);
 void image_list_release(struct image_list *l);
 void image_list_add(struct image_list *l, const struct cuda_image *img, unsigned container_base);
+/* There are at least n containers (one without images holds no kernel). */
+void image_list_containers(struct image_list *l, unsigned n);
+/* What a container's images say of its kernels: count kernels (0: none), one of them (example,
+ * len bytes; may be NULL). */
+void image_list_kernels(struct image_list *l, unsigned container, int count, const char *example, size_t len);
+/* 1 when an image runs on gpu: machine code it runs, or PTX it compiles (whatever its ISA). */
+int images_image_runs(const struct cuda_image *img, unsigned gpu);
 
 /* 1 if machine code for (sm, variant) runs on a GPU of compute capability gpu (90 for 9.0). */
 int images_sass_runs(unsigned sm, char variant, unsigned gpu);
@@ -54,18 +72,27 @@ unsigned images_driver_cuda(unsigned branch);
 unsigned images_installed_driver_cuda(const char *path);
 
 enum image_how { IMAGE_NONE, IMAGE_SASS, IMAGE_PTX, IMAGE_PTX_TOO_NEW };
+enum image_answer { IMAGES_RUN, IMAGES_PARTLY, IMAGES_DO_NOT_RUN };
+
+#define IMAGES_MISSING_SHOWN 3
 
 /* The verdict for one GPU. */
 struct image_verdict {
 	unsigned gpu;
-	size_t sass, ptx, ptx_too_new, none; /* containers by how they run */
+	enum image_answer answer;
+	size_t sass, ptx, ptx_too_new, none; /* containers that count, by how they run */
+	size_t empty;        /* containers that hold no kernel: not counted */
 	struct image_rec best_sass, best_ptx, newest_ptx; /* an example of each (first seen) */
 	unsigned need_cuda;  /* with ptx_too_new: the CUDA version its PTX needs */
+	unsigned missing[IMAGES_MISSING_SHOWN]; /* the first containers without code (or only PTX
+						   too new), min(none + ptx_too_new, 3) of them */
 };
 
 /* How the images of l run on gpu; driver_cuda: the driver's CUDA version (0: unknown, PTX
- * assumed loadable). Returns 1 when every container runs (a file without CUDA code runs). */
+ * assumed loadable). Returns 1 when the answer is IMAGES_RUN (a file without CUDA code runs). */
 int images_verdict(const struct image_list *l, unsigned gpu, unsigned driver_cuda, struct image_verdict *v);
+/* "runs", "partly", "does not run". */
+const char *images_answer_name(enum image_answer a);
 
 /* "sm_80, sm_90 and PTX compute_80 (9.0)": the distinct targets of l, in ascending order
  * (xmalloc'ed); "no CUDA code" when there are none. */

@@ -14,7 +14,9 @@
  *
  * Stubs (rule noimage.stub): when a kernel is looked up, the machine code the driver runs for the
  * GPU is read once per module (file-backed images only) and a kernel whose body was compiled
- * out for that target (elf_kernel_is_stub) is said once.
+ * out for that target is said once: one that only exits or only traps there
+ * (elf_kernel_is_stub) and has a body on another target of the same module; one trivial on
+ * every target is by design (cuBLAS's no-op kernels) and is not said.
  *
  * The program's own results are always returned unchanged.
  */
@@ -423,6 +425,59 @@ static void collect_stub(const struct cuda_kernel *k, void *arg)
 		argv_push(arg, k->name);
 }
 
+/* The other machine-code images of a load: where a stub's evidence is looked for. */
+struct other_images {
+	const unsigned char *skip;
+	struct cuda_image *v;
+	size_t n, alloc;
+};
+
+static int other_sass(const struct cuda_image *img, void *arg)
+{
+	struct other_images *o = arg;
+	if (img->kind != CUDA_IMAGE_SASS || img->data == o->skip)
+		return 0;
+	if (o->n == o->alloc)
+		o->v = XRESIZEVEC(struct cuda_image, o->v, o->alloc = o->alloc ? 2 * o->alloc : 8);
+	o->v[o->n++] = *img;
+	return 0;
+}
+
+/* Keeps the stubs that have evidence: a body on another target of the same load (elf.h). A
+ * kernel that only exits or only traps on every target (cuBLAS's no-op kernels) is by design. */
+static void keep_evidenced(const unsigned char *image, size_t size, const struct cuda_image *chosen,
+			   struct argv *stubs)
+{
+	struct other_images o = { chosen->data, NULL, 0, 0 };
+	char *why = NULL;
+	unsigned char *real = XCNEWVEC(unsigned char, stubs->n ? stubs->n : 1);
+	if (!elf_cuda_images(image, size, other_sass, &o, NULL, &why)) {
+		for (size_t i = 0; i < o.n; i++) {
+			const unsigned char *code;
+			size_t len;
+			void *owned;
+			char *w = NULL;
+			if (elf_image_payload(&o.v[i], READ_LIMIT, &code, &len, &owned, &w)) {
+				free(w);
+				continue;
+			}
+			for (size_t k = 0; k < stubs->n; k++)
+				if (!real[k] && elf_kernel_is_stub(code, len, stubs->v[k]) == 0)
+					real[k] = 1;
+			free(owned);
+		}
+	}
+	free(why);
+	struct argv kept = ARGV_INIT;
+	for (size_t k = 0; k < stubs->n; k++)
+		if (real[k])
+			argv_push(&kept, stubs->v[k]);
+	argv_release(stubs);
+	*stubs = kept;
+	free(real);
+	free(o.v);
+}
+
 /* Reads the stubs of a file-backed load for the GPU, once. */
 static void read_stubs(struct preload_lib *L, struct loaded *d)
 {
@@ -450,6 +505,8 @@ static void read_stubs(struct preload_lib *L, struct loaded *d)
 			if (elf_cubin_kernels(code, len, collect_stub, &stubs, &why))
 				diag_debug("stubs of %s: %s", d->path, why);
 			free(owned);
+			if (stubs.n)
+				keep_evidenced(d->image, size ? size : d->avail, &s.img, &stubs);
 		}
 	}
 	free(why);

@@ -142,7 +142,7 @@ def main():
     size = os.path.getsize(lib) / 1e6
     out = subprocess.run(cases[1][1], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
     lines = out.splitlines()
-    rows = sum(1 for line in lines if line.startswith("  ") and not line.startswith(("  images:", "  compressed:", "  sm_", "  kernel ")) and " stub kernel" not in line)
+    rows = sum(1 for line in lines if line.startswith("  ") and not line.startswith(("  images:", "  compressed:", "  sm_", "  kernel ")) and " stub kernel" not in line and " trivial kernel" not in line)
     print("library: %s, %.0f MB; %s" % (lib, size, lines[0] if lines else "?"))
     print("%s; %d kernel rows; %d CPUs for this process; %d rounds, alternating, medians\n"
           % (lines[2].strip() if len(lines) > 2 else "?", rows, len(os.sched_getaffinity(0)), a.rounds))

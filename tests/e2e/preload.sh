@@ -284,8 +284,9 @@ CU
 "$NVCC" -fatbin -gencode arch=compute_80,code=sm_80 ni.cu -o ni80.fatbin &&
 	"$NVCC" -cubin -arch=sm_80 ni.cu -o ni80.cubin &&
 	"$NVCC" -fatbin -gencode 'arch=compute_75,code=[sm_75,compute_75]' ni.cu -o ni75.fatbin &&
-	for b in ni80.fatbin ni80.cubin ni75.fatbin; do ld -r -z noexecstack -b binary $b -o $b.o; done &&
-	gcc -shared ni80.fatbin.o ni80.cubin.o ni75.fatbin.o -o "$WORK/libni.so"
+	"$NVCC" -fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 ni.cu -o ni8090.fatbin &&
+	for b in ni80.fatbin ni80.cubin ni75.fatbin ni8090.fatbin; do ld -r -z noexecstack -b binary $b -o $b.o; done &&
+	gcc -shared ni80.fatbin.o ni80.cubin.o ni75.fatbin.o ni8090.fatbin.o -o "$WORK/libni.so"
 NI=$T/noimage
 export FAKE_CUDA_IMAGES=1
 EXPECT="has no kernel image for this GPU (sm_75): it holds sm_80; rebuild it with -gencode arch=compute_75,code=sm_75 (TORCH_CUDA_ARCH_LIST=\"7.5\", CMAKE_CUDA_ARCHITECTURES=75) \[noimage.explain\]"
@@ -319,13 +320,18 @@ out=$(FAKE_CUDA_CC=86 run "$NI" --via=proc module "$WORK/libni.so" _binary_ni75_
 check "PTX the driver compiles: runs, nothing said" test "$out" = "$(printf 'load 0\nget 0\nlaunch 0')" -a ! -s "$WORK/err"
 out=$(FAKE_CUDA_CC=75 NVSHIM_EXPLAIN_NO_IMAGE=false run "$NI" module "$WORK/libni.so" _binary_ni80_fatbin_start _Z3addPf 2>"$WORK/err")
 check "explain_no_image = false: nothing said" test "$out" = "$(printf 'load 0\nget 209')" -a ! -s "$WORK/err"
-# A stub kernel on the GPU's target, looked up: said once.
-out=$(FAKE_CUDA_CC=80 run "$NI" --via=proc library "$WORK/libni.so" _binary_ni80_fatbin_start _Z7guardedPf 2>"$WORK/err")
+# A stub kernel on the GPU's target, looked up: said once, with evidence (the same fatbin's sm_90
+# code has a body); trivial on its only target (a no-op kernel by design looks the same): not said.
+out=$(FAKE_CUDA_CC=80 run "$NI" --via=proc library "$WORK/libni.so" _binary_ni8090_fatbin_start _Z7guardedPf 2>"$WORK/err")
 check "stub on sm_80: the program runs as it would" test "$out" = "$(printf 'load 0\nget 0\nlaunch 0')"
-check "stub on sm_80: said" grep -q "kernel 'guarded(float\*)' of $WORK/libni.so is a stub on sm_80: its body was compiled out .*\[noimage.stub\]" "$WORK/err"
+check "stub on sm_80 (a body on sm_90): said" grep -q "kernel 'guarded(float\*)' of $WORK/libni.so is a stub on sm_80: its body was compiled out .*\[noimage.stub\]" "$WORK/err"
+check "stub on sm_80: said once" test "$(grep -c noimage.stub "$WORK/err")" = 1
+out=$(FAKE_CUDA_CC=80 run "$NI" --via=proc library "$WORK/libni.so" _binary_ni80_fatbin_start _Z7guardedPf 2>"$WORK/err")
+check "trivial on every target of its fatbin (sm_80 only): runs as it would, nothing said" \
+	test "$out" = "$(printf 'load 0\nget 0\nlaunch 0')" -a ! -s "$WORK/err"
 out=$(FAKE_CUDA_CC=80 run "$NI" --via=proc library "$WORK/libni.so" _binary_ni80_fatbin_start _Z3addPf 2>"$WORK/err")
 check "a kernel with a body: nothing said" test ! -s "$WORK/err"
-out=$(FAKE_CUDA_CC=80 NVSHIM_EXPLAIN_STUB_KERNELS=false run "$NI" library "$WORK/libni.so" _binary_ni80_fatbin_start _Z7guardedPf 2>"$WORK/err")
+out=$(FAKE_CUDA_CC=80 NVSHIM_EXPLAIN_STUB_KERNELS=false run "$NI" library "$WORK/libni.so" _binary_ni8090_fatbin_start _Z7guardedPf 2>"$WORK/err")
 check "explain_stub_kernels = false: nothing said" test ! -s "$WORK/err"
 unset FAKE_CUDA_IMAGES
 

@@ -73,17 +73,19 @@ echo "$out" | sed 's/^/# inspect: /'
 check "nvshim inspect (this machine's GPU): exit 1" test $st = 1
 check "nvshim inspect: does not run on sm_$cc" contains "$out" "^  sm_$cc: does not run"
 
-# A kernel that is a stub on this GPU's target, launched.
-cat >stub.cu <<'CU'
+# A kernel that is a stub on this GPU's target (its sm_75 code has a body: the evidence), and a
+# no-op kernel (trivial on every target: by design, not said), launched.
+cat >stub.cu <<CU
 #include <cstdio>
 __global__ void guarded(float *x) {
-#if __CUDA_ARCH__ >= 1300
+#if __CUDA_ARCH__ != ${cc}0
   x[0] = 1;
 #endif
 }
-int main() { float *x; cudaMalloc(&x, 4); guarded<<<1, 1>>>(x); printf("%s\n", cudaGetErrorString(cudaDeviceSynchronize())); return 0; }
+__global__ void nop() {}
+int main() { float *x; cudaMalloc(&x, 4); guarded<<<1, 1>>>(x); nop<<<1, 1>>>(); printf("%s\n", cudaGetErrorString(cudaDeviceSynchronize())); return 0; }
 CU
-"$NVCC" stub.cu -o stub -gencode arch=compute_$cc,code=sm_$cc
+"$NVCC" stub.cu -o stub -gencode arch=compute_$cc,code=sm_$cc -gencode arch=compute_75,code=sm_75
 T ./stub >plain.out 2>&1
 show "plain stub" plain.out
 T "$NVSHIM" run -- ./stub >shim.out 2>shim.err
@@ -91,8 +93,10 @@ show "nvshim stub" shim.out
 show "nvshim stub (stderr)" shim.err
 check "stub kernel: the program's output unchanged" test "$(cat plain.out)" = "$(cat shim.out)"
 check "stub kernel: said" grep -q "kernel 'guarded(float\*)' of \./stub is a stub on sm_$cc.*\[noimage.stub\]" shim.err
+check "no-op kernel (trivial on every target): not said" test -z "$(grep "kernel 'nop()'" shim.err)"
 out=$("$NVSHIM" inspect --gpu "$cc" stub)
-check "nvshim inspect: the stub kernel marked" contains "$out" "^  guarded(float\*) *sm_$cc .* stub$"
+check "nvshim inspect: the stub kernel marked, the no-op one trivial" contains "$out" "^  guarded(float\*) *sm_$cc .* stub$" \
+	"^  nop() *sm_$cc .* trivial$"
 
 # A PyTorch extension built for 8.0 only.
 if "$PYTHON" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' >/dev/null 2>&1; then

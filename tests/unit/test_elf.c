@@ -662,3 +662,108 @@ Test(elf, cuda_images_kernels_and_stubs_of_every_target)
 	cr_assert_eq(elf_fatbin_size(m.data, 100), 0, "a fatbin longer than what may be read");
 	elf_unmap(&m);
 }
+
+struct names {
+	char text[4096];
+	size_t len;
+};
+
+static void add_name(const char *name, size_t len, void *arg)
+{
+	struct names *n = arg;
+	int w = snprintf(n->text + n->len, sizeof(n->text) - n->len, "%.*s ", (int)len, name);
+	if (w > 0 && (size_t)w < sizeof(n->text) - n->len)
+		n->len += (size_t)w;
+}
+
+struct per_container {
+	int kernels[4]; /* elf_image_kernel_names() of each container's images, summed */
+	struct names names;
+};
+
+static int names_of_image(const struct cuda_image *img, void *arg)
+{
+	struct per_container *p = arg;
+	char *why = NULL;
+	int n = elf_image_kernel_names(img, NULL, 1 << 30, add_name, &p->names, &why);
+	cr_assert_geq(n, 0, "%s", why ? why : "");
+	if (img->container < 4)
+		p->kernels[img->container] += n;
+	return 0;
+}
+
+/* nvcc 13 links every program with nvlink: a second fatbin, for the machine-code targets only,
+ * that holds no kernel (and an empty one when there are none); the program is a PIE. */
+Test(elf, programs_and_the_kernels_of_each_fatbin)
+{
+	free(test_write(dir, "k.cu", "__global__ void setk(int *x) { x[5] = 6; }\nint main() { return 0; }\n"));
+	sh("'" NVSHIM_TEST_NVCC "' k.cu -o prog -gencode 'arch=compute_80,code=[sm_80,compute_80]' && "
+	   "'" NVSHIM_TEST_NVCC "' k.cu -o ptxonly -gencode arch=compute_80,code=compute_80 && "
+	   "gcc -shared -fPIC -x c /dev/null -o libnone.so && gcc -x c - -no-pie -o nopie <<'C'\nint main(void) { return 0; }\nC");
+	struct elf_map m = map("prog");
+	cr_assert_eq(elf_identify(m.data, m.size), ELF_KIND_SHARED, "a PIE is ET_DYN");
+	cr_assert_eq(elf_is_program(m.data, m.size), 1);
+	struct per_container p;
+	memset(&p, 0, sizeof(p));
+	unsigned n = 0;
+	char *why = NULL;
+	cr_assert_eq(elf_cuda_images(m.data, m.size, names_of_image, &p, &n, &why), 0, "%s", why);
+	cr_assert_eq(n, 2, "the program's fatbin and the device-link one");
+	cr_assert(p.kernels[0] + p.kernels[1] == 2, "setk in the sm_80 code and in the PTX: %s", p.names.text);
+	cr_assert(p.kernels[0] == 0 || p.kernels[1] == 0, "one fatbin holds no kernel");
+	cr_assert_str_eq(p.names.text, "_Z4setkPi _Z4setkPi ");
+	elf_unmap(&m);
+	m = map("ptxonly");
+	memset(&p, 0, sizeof(p));
+	cr_assert_eq(elf_cuda_images(m.data, m.size, names_of_image, &p, &n, &why), 0, "%s", why);
+	cr_assert_eq(n, 2, "an empty device-link fatbin too");
+	cr_assert_str_eq(p.names.text, "_Z4setkPi ", "the PTX's .entry");
+	elf_unmap(&m);
+	m = map("libnone.so");
+	cr_assert_eq(elf_is_program(m.data, m.size), 0, "a shared library");
+	elf_unmap(&m);
+	m = map("nopie");
+	cr_assert_eq(elf_is_program(m.data, m.size), 1, "ET_EXEC");
+	elf_unmap(&m);
+	cr_assert_eq(elf_is_program("int x;", 6), 0);
+}
+
+/* A section the reader does not need may run past the end of the file (NCCL's cubins have a
+ * .nv_debug.shared of type SHT_LOPROC+0xa whose bytes are not in the file): the file is read, as
+ * readelf -S reads it; a .nv_fatbin that runs past the end is still an error. */
+Test(elf, sections_not_read_may_run_past_the_end)
+{
+	free(test_write(dir, "k.cu", "__global__ void k(float *x) { x[0] = 1; }\n"));
+	sh("'" NVSHIM_TEST_NVCC "' -c k.cu -o k.o -arch=sm_80");
+	struct elf_map m = map("k.o");
+	unsigned char *copy = xmalloc(m.size);
+	memcpy(copy, m.data, m.size);
+	Elf64_Ehdr eh;
+	memcpy(&eh, copy, sizeof(eh));
+	Elf64_Shdr names, sh;
+	memcpy(&names, copy + eh.e_shoff + eh.e_shstrndx * sizeof(sh), sizeof(sh));
+	int other = 0, fatbin = 0;
+	for (unsigned i = 1; i < eh.e_shnum; i++) {
+		memcpy(&sh, copy + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		const char *name = (const char *)copy + names.sh_offset + sh.sh_name;
+		if (!strcmp(name, ".nv_fatbin"))
+			fatbin = (int)i;
+		else if (!other && sh.sh_type == SHT_PROGBITS && strcmp(name, ".nv_fatbin"))
+			other = (int)i;
+	}
+	cr_assert(other && fatbin);
+	struct image_count c = { 0 };
+	unsigned n = 0;
+	char *why = NULL;
+	Elf64_Shdr *o = (Elf64_Shdr *)(copy + eh.e_shoff + (size_t)other * sizeof(sh));
+	o->sh_size = (uint64_t)m.size * 4;
+	cr_assert_eq(elf_cuda_images(copy, m.size, count_image, &c, &n, &why), 0, "%s", why);
+	cr_assert_eq(c.sass, 1);
+	Elf64_Shdr *f = (Elf64_Shdr *)(copy + eh.e_shoff + (size_t)fatbin * sizeof(sh));
+	f->sh_size = (uint64_t)m.size * 4;
+	cr_assert_eq(elf_cuda_images(copy, m.size, count_image, &c, &n, &why), -1);
+	cr_assert(why && strstr(why, ".nv_fatbin section runs past the end of the file"), "%s", why ? why : "");
+	free(why);
+	free(copy);
+	elf_unmap(&m);
+}

@@ -96,3 +96,54 @@ Test(images, verdict_counts_containers)
 	free(t);
 	image_list_release(&l);
 }
+
+/* nvcc 13's device-link fatbin holds no kernel: it does not count; fatbins that cover different
+ * GPUs give "partly". */
+Test(images, verdict_partly_and_fatbins_without_kernels)
+{
+	struct image_list l;
+	struct image_verdict v;
+	image_list_init(&l);
+	/* A program: its kernels as sm_80 and PTX, and the device-link fatbin with sm_80 alone. */
+	add(&l, CUDA_IMAGE_SASS, 80, 0, 0);
+	add(&l, CUDA_IMAGE_PTX, 80, 0, 0);
+	add(&l, CUDA_IMAGE_SASS, 80, 0, 1);
+	cr_assert_eq(images_verdict(&l, 90, 0, &v), 0, "not read yet: the device-link fatbin counts");
+	cr_assert_eq(v.answer, IMAGES_PARTLY);
+	image_list_kernels(&l, 1, 0, NULL, 0);
+	cr_assert_eq(images_verdict(&l, 90, 0, &v), 1, "PTX for 9.0, and a fatbin without kernels");
+	cr_assert_eq(v.empty, 1);
+	cr_assert_eq(v.ptx, 1);
+	/* The same without PTX: nothing of it runs on 9.0. */
+	image_list_release(&l);
+	add(&l, CUDA_IMAGE_SASS, 80, 0, 0);
+	add(&l, CUDA_IMAGE_SASS, 80, 0, 1);
+	image_list_kernels(&l, 1, 0, NULL, 0);
+	cr_assert_eq(images_verdict(&l, 90, 0, &v), 0);
+	cr_assert_eq(v.answer, IMAGES_DO_NOT_RUN);
+	cr_assert_eq(v.none, 1);
+	cr_assert_str_eq(images_answer_name(v.answer), "does not run");
+	/* An empty container (nvcc 13's device-link fatbin of a PTX-only program) counts for nothing. */
+	image_list_release(&l);
+	add(&l, CUDA_IMAGE_PTX, 80, 0, 1);
+	image_list_containers(&l, 2);
+	cr_assert_eq(images_verdict(&l, 90, 0, &v), 1);
+	cr_assert_eq(v.empty, 1);
+	/* A library with a kernel set per GPU: partly, and which containers lack code. */
+	image_list_release(&l);
+	add(&l, CUDA_IMAGE_SASS, 80, 0, 0);
+	add(&l, CUDA_IMAGE_SASS, 90, 0, 0);
+	add(&l, CUDA_IMAGE_SASS, 100, 0, 1);
+	add(&l, CUDA_IMAGE_SASS, 90, 'a', 2);
+	image_list_kernels(&l, 1, 3, "_Z5sm100v", 9);
+	cr_assert_eq(images_verdict(&l, 90, 0, &v), 0);
+	cr_assert_eq(v.answer, IMAGES_PARTLY);
+	cr_assert_eq(v.none, 1);
+	cr_assert_eq(v.missing[0], 1);
+	cr_assert_str_eq(l.example[1], "_Z5sm100v");
+	cr_assert_str_eq(images_answer_name(v.answer), "partly");
+	cr_assert_eq(images_verdict(&l, 75, 0, &v), 0);
+	cr_assert_eq(v.answer, IMAGES_DO_NOT_RUN);
+	cr_assert_eq(v.none, 3);
+	image_list_release(&l);
+}
