@@ -64,6 +64,14 @@ check "loop guard: the log names the real nvcc as the tool" grep -q "\"tool\":\"
 check "through the view, nvcc --dryrun is the real nvcc's, byte for byte" cmp "$WORK/d.view" "$WORK/d.real"
 check "doctor: the real nvcc is found through the view" \
 	grep -q "^real nvcc : $REAL (found through \$CUDA_HOME (nvshim's toolkit view of $ROOT))" "$WORK/doctor.view"
+check "doctor after nvshim env: every route leads to nvshim" \
+	test "$(sed -n '/^routes to nvcc:/,/^[^ ]/p' "$WORK/doctor.view" | grep -c '^  [A-Za-z_]* *nvshim: ')" = 7 -a \
+	-z "$(grep 'around nvshim' "$WORK/doctor.view")"
+out2=$(CUDA_HOME=$ROOT CUDA_NVCC_EXECUTABLE=$REAL "$NVSHIM" doctor)
+check "doctor without it: CUDA_HOME and CUDA_NVCC_EXECUTABLE go around nvshim, said, exit 0" \
+	test $? -eq 0 -a -n "$(contains "$out2" "^  CUDA_HOME  *around nvshim: $ROOT/bin/nvcc is not nvshim" \
+	"^  CUDA_NVCC_EXECUTABLE around nvshim: $REAL is not nvshim" "^  CUDA_PATH  *unset" \
+	"^note: 3 route(s) go around nvshim" && echo y)"
 # No real nvcc on PATH and none at CUDA_PATH: the view alone leads to the real nvcc.
 out2=$(cd "$WORK" && CUDA_HOME=$view PATH="$LIBEXEC:/usr/bin:/bin" NVSHIM_LOG_FILE="$WORK/guard2.log" \
 	timeout 60 "$view/bin/nvcc" -c k.cu -o k0.o -arch=sm_80 2>&1)
