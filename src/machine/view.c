@@ -78,28 +78,35 @@ static int view_fill(const char *from, const char *to, const char *shim, int in_
 	return rc;
 }
 
-/* The view's directory name: the root's last name (letters, digits, '.', '_', '-' kept) and
- * the hash of what identifies the pair. NULL when a file cannot be read. */
-static char *view_name(const char *root, const char *real_nvcc, const char *shim)
+/* A file name made of name: letters, digits, '.', '_' and '-' kept, anything else '_'
+ * (xmalloc'ed). */
+static char *view_safe(const char *name)
+{
+	char *safe = xstrdup(*name ? name : "root");
+	for (char *p = safe; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._-", *p))
+			*p = '_';
+	return safe;
+}
+
+/* The hash of what identifies the pair, as 16 hex digits in out; -1 when a file cannot be
+ * read. */
+static int view_hash(const char *root, const char *real_nvcc, const char *shim, char out[17])
 {
 	char *bin = concat(root, "/bin", NULL);
 	char *keys[3] = { cache_file_key(real_nvcc), cache_file_key(root), cache_file_key(bin) };
-	char *name = NULL;
+	int rc = -1;
 	free(bin);
 	if (keys[0] && keys[1] && keys[2]) {
 		char *all = concat("toolkit-view 1\n", shim, "\n", root, "\n", keys[0], "\n", keys[1],
 				   "\n", keys[2], "\n", NULL);
-		char hash[17];
-		build_hash(all, hash);
+		build_hash(all, out);
 		free(all);
-		name = concat(lbasename(root), "-", hash, NULL);
-		for (char *p = name; *p; p++)
-			if (!isalnum((unsigned char)*p) && !strchr("._-", *p))
-				*p = '_';
+		rc = 0;
 	}
 	for (int i = 0; i < 3; i++)
 		free(keys[i]);
-	return name;
+	return rc;
 }
 
 int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc, char **dir,
@@ -118,19 +125,24 @@ int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc
 	char *real = lrealpath(real_nvcc);
 	char *shim = lrealpath(shim_nvcc);
 	char *root = real ? toolkit_root(real) : NULL;
-	char *name = NULL, *base = NULL, *final = NULL;
+	char *leaf = NULL, *name = NULL, *base = NULL, *top = NULL, *final = NULL;
+	char hash[17];
 	int rc = -1;
 	if (!real || !shim || !root || strcmp(real + (strcmp(root, "/") ? strlen(root) : 0), "/bin/nvcc")) {
 		*why = xasprintf("%s is not the bin/nvcc of a toolkit", real ? real : real_nvcc);
 		goto out;
 	}
-	name = view_name(root, real, shim);
-	if (!name) {
+	if (view_hash(root, real, shim, hash)) {
 		*why = xasprintf("cannot read %s", root);
 		goto out;
 	}
+	/* <base>/<leaf>-<hash>/<leaf>: the view has the real root's last name, which some tools
+	 * read a version from (Meson: cuda-13.0). */
+	leaf = view_safe(lbasename(root));
+	name = concat(leaf, "-", hash, NULL);
 	base = concat(cache_dir, "/toolkit-view", NULL);
-	final = concat(base, "/", name, NULL);
+	top = concat(base, "/", name, NULL);
+	final = concat(top, "/", leaf, NULL);
 	/* A second try only when a damaged view was moved out of the way. */
 	for (int attempt = 0; attempt < 2 && rc; attempt++) {
 		if (view_whole(final, real, shim)) {
@@ -148,8 +160,14 @@ int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc
 			break;
 		}
 		chmod(tmp, 0755);
-		char *marker = concat(tmp, "/" VIEW_REAL_NVCC, NULL);
-		int made = !view_fill(root, tmp, shim, 0, why);
+		char *inner = concat(tmp, "/", leaf, NULL);
+		char *marker = concat(inner, "/" VIEW_REAL_NVCC, NULL);
+		int made = 1;
+		if (mkdir(inner, 0755)) {
+			*why = xasprintf("cannot make %s: %s", inner, strerror(errno));
+			made = 0;
+		}
+		made = made && !view_fill(root, inner, shim, 0, why);
 		if (made && symlink(real, marker)) {
 			*why = xasprintf("cannot link %s: %s", marker, strerror(errno));
 			made = 0;
@@ -157,7 +175,7 @@ int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc
 		if (!made) {
 			cache_remove_dir(tmp);
 			attempt = 2;
-		} else if (!rename(tmp, final)) {
+		} else if (!rename(tmp, top)) {
 			rc = 0;
 		} else {
 			/* Another nvshim's view is there: take it when it is whole; move a damaged
@@ -168,7 +186,7 @@ int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc
 			} else if (!attempt) {
 				char *aside = concat(base, "/.", name, ".old.XXXXXX", NULL);
 				/* rename() replaces the empty directory mkdtemp() made. */
-				if (mkdtemp(aside) && !rename(final, aside))
+				if (mkdtemp(aside) && !rename(top, aside))
 					cache_remove_dir(aside);
 				else
 					rmdir(aside);
@@ -176,6 +194,7 @@ int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc
 			}
 		}
 		free(marker);
+		free(inner);
 		free(tmp);
 	}
 out:
@@ -188,8 +207,10 @@ out:
 	free(real);
 	free(shim);
 	free(root);
+	free(leaf);
 	free(name);
 	free(base);
+	free(top);
 	free(final);
 	return rc;
 }

@@ -7,7 +7,8 @@
  * of the real bin/ but nvcc, which is a link to nvshim's libexec/nvshim/bin/nvcc. Its include/,
  * lib64/, nvvm/ and bin/ptxas are the real ones; its nvcc is nvshim.
  *
- * A view lives under <cache_dir>/toolkit-view/<root's name>-<hash>/, the hash taken over what
+ * A view lives at <cache_dir>/toolkit-view/<name>-<hash>/<name>/ (name: the real root's last name,
+ * which some tools read a version from, as Meson does from cuda-13.0), the hash taken over what
  * identifies the pair: nvshim's nvcc, the real root (resolved) and the cache_file_key() of the
  * real nvcc, of the root and of its bin/ (a directory's modification time changes when an
  * entry is added or removed), so a toolkit that is upgraded, or gains or loses an entry, gets a

@@ -25,7 +25,8 @@ sys.exit(not any(eval(sys.argv[2]) for l in map(json.loads, open(sys.argv[1])) f
 out=$("$NVSHIM" env)
 check "env: exit 0" test $? -eq 0
 view=$("$NVSHIM" toolkit-view)
-check "toolkit-view prints a directory under the cache" test -d "$view" -a "$(dirname "$view")" = "$VIEWS"
+check "toolkit-view prints a directory under the cache, named as the toolkit's root" \
+	test -d "$view" -a "$(dirname "$(dirname "$view")")" = "$VIEWS" -a "$(basename "$view")" = "$(basename "$ROOT")"
 check "env: CUDA_HOME, CUDA_PATH, CUDAToolkit_ROOT name the view; CUDA_NVCC_EXECUTABLE names nvshim" \
 	contains "$out" "^CUDA_HOME=$view; export CUDA_HOME\$" "^CUDA_PATH=$view; export CUDA_PATH\$" \
 	"^CUDAToolkit_ROOT=$view; export CUDAToolkit_ROOT\$" \
@@ -195,6 +196,27 @@ check "enable_language(CUDA): CMAKE_CUDA_COMPILER is nvshim's nvcc" \
 check "enable_language(CUDA): the compile went through nvshim, with compute_52 asked for" \
 	logged "$WORK/lang.log" "any(x.endswith('/main.cu') for x in a) and any('compute_52' in x for x in a)"
 check "enable_language(CUDA): the program runs" sh -c "'$WORK/b-lang/app' | grep -q 'host part ran'"
+
+# --- Meson: dependency('cuda') takes $CUDA_PATH (the view) for the toolkit; nvcc from PATH.
+if command -v meson >/dev/null; then
+	mkdir -p "$WORK/ms"
+	cp "$WORK/k.cu" "$WORK/ms/main.cu"
+	cat >"$WORK/ms/meson.build" <<'EOF'
+project('p', 'cpp', 'cuda')
+executable('app', 'main.cu', dependencies: dependency('cuda'),
+           cuda_args: ['-gencode', 'arch=compute_52,code=sm_52', '-gencode', 'arch=compute_80,code=sm_80'])
+EOF
+	(eval "$out" && export NVSHIM_LOG_FILE="$WORK/meson.log" &&
+		meson setup "$WORK/b-meson" "$WORK/ms" >"$WORK/meson.out" 2>&1 && ninja -C "$WORK/b-meson" >>"$WORK/meson.out" 2>&1)
+	check "Meson after nvshim env: sets up and builds, exit 0" test $? -eq 0
+	check "Meson: dependency('cuda') is the view, with the toolkit's version, no warning" \
+		test -n "$(grep "^Run-time dependency CUDA (modules: cudart) found: YES [0-9.]* ($view)" "$WORK/meson.out")" -a \
+		-z "$(grep -i "doesn't match" "$WORK/meson.out")"
+	check "Meson: the compile went through nvshim" logged "$WORK/meson.log" "any(x.endswith('main.cu') for x in a) and 'arch=compute_52,code=sm_52' in a"
+	check "Meson: the program runs" sh -c "'$WORK/b-meson/app' | grep -q 'host part ran'"
+else
+	skip "meson" "meson is not installed"
+fi
 
 # --- 16 concurrent first uses of a fresh cache: one view, whole, no temporary left.
 export XDG_CACHE_HOME="$WORK/cache16"
