@@ -107,7 +107,8 @@ static int doctor_program(const struct self *self, const char *value, char **fou
 }
 
 /* One route to nvcc: a variable and what it leads to. Returns 1 if it goes around nvshim. */
-static int doctor_route(const struct self *self, const char *var, int is_root, const char *who)
+static int doctor_route(const struct self *self, const char *cache_dir, const char *var,
+			int is_root, const char *who)
 {
 	const char *value = getenv(var);
 	char *found = NULL;
@@ -127,8 +128,17 @@ static int doctor_route(const struct self *self, const char *var, int is_root, c
 		real_root = resolved ? toolkit_root(resolved) : NULL;
 		free(resolved);
 	}
-	if (kind == 1 && real_root)
-		printf("nvshim: the toolkit view of %s (%s)\n", real_root, who);
+	if (kind == 1 && real_root) {
+		/* The view of the toolkit as it is now, or an older one. */
+		char *now = view_path(cache_dir, real, found);
+		char *a = now ? lrealpath(now) : NULL, *b = lrealpath(value);
+		printf("nvshim: the toolkit view of %s (%s)%s\n", real_root, who,
+		       a && b && strcmp(a, b) ? "; an older view: the toolkit changed since, "
+						"eval \"$(nvshim env)\" again for the current one" : "");
+		free(now);
+		free(a);
+		free(b);
+	}
 	else if (kind == 1)
 		printf("nvshim: %s (%s)\n", found, who);
 	else if (kind == 0)
@@ -143,7 +153,7 @@ static int doctor_route(const struct self *self, const char *var, int is_root, c
 }
 
 /* Which of the ways tools find nvcc lead to nvshim in this environment. */
-static void doctor_routes(const struct self *self)
+static void doctor_routes(const struct self *self, const char *cache_dir)
 {
 	static const struct {
 		const char *var;
@@ -171,7 +181,7 @@ static void doctor_routes(const struct self *self)
 		printf("no nvcc\n");
 	free(first);
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		around += doctor_route(self, routes[i].var, routes[i].is_root, routes[i].who);
+		around += doctor_route(self, cache_dir, routes[i].var, routes[i].is_root, routes[i].who);
 	if (around)
 		printf("note: %d route(s) go around nvshim: eval \"$(nvshim env)\" points all but NVCC "
 		       "at nvshim (NVCC: unset it, or name nvshim's nvcc)\n", around);
@@ -273,7 +283,7 @@ int cmd_doctor(int n, char **args)
 	printf("%s (from %s)\n", d->n ? "" : " none", d->source);
 	session_devices_release(&devs);
 	doctor_path(&s.self, nvcc);
-	doctor_routes(&s.self);
+	doctor_routes(&s.self, s.cfg.cache_dir);
 	for (const char *const *v = (const char *const[]){ "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", NULL };
 	     *v; v++)
 		if (getenv(*v))

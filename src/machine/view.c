@@ -109,6 +109,47 @@ static int view_hash(const char *root, const char *real_nvcc, const char *shim, 
 	return rc;
 }
 
+/* The view's path for this pair (xmalloc'ed, resolved inputs in *real and *shim), or NULL
+ * with *why. */
+static char *view_where(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc,
+			char **real, char **shim, char **root, char **why)
+{
+	char hash[17];
+	*real = lrealpath(real_nvcc);
+	*shim = lrealpath(shim_nvcc);
+	*root = *real ? toolkit_root(*real) : NULL;
+	if (!cache_dir || !*cache_dir) {
+		*why = xstrdup("no cache_dir to keep it in");
+		return NULL;
+	}
+	if (!*real || !*shim || !*root ||
+	    strcmp(*real + (strcmp(*root, "/") ? strlen(*root) : 0), "/bin/nvcc")) {
+		*why = xasprintf("%s is not the bin/nvcc of a toolkit", *real ? *real : real_nvcc);
+		return NULL;
+	}
+	if (view_hash(*root, *real, *shim, hash)) {
+		*why = xasprintf("cannot read %s", *root);
+		return NULL;
+	}
+	/* <cache_dir>/toolkit-view/<leaf>-<hash>/<leaf>: the view has the real root's last name,
+	 * which some tools read a version from (Meson: cuda-13.0). */
+	char *leaf = view_safe(lbasename(*root));
+	char *path = concat(cache_dir, "/toolkit-view/", leaf, "-", hash, "/", leaf, NULL);
+	free(leaf);
+	return path;
+}
+
+char *view_path(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc)
+{
+	char *real, *shim, *root, *why = NULL;
+	char *path = view_where(cache_dir, real_nvcc, shim_nvcc, &real, &shim, &root, &why);
+	free(real);
+	free(shim);
+	free(root);
+	free(why);
+	return path;
+}
+
 int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc, char **dir,
 	     char **why)
 {
@@ -118,31 +159,16 @@ int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc
 		*why = xstrdup("failure injected (NVSHIM_FAULT=view)");
 		return -1;
 	}
-	if (!cache_dir || !*cache_dir) {
-		*why = xstrdup("no cache_dir to keep it in");
-		return -1;
-	}
-	char *real = lrealpath(real_nvcc);
-	char *shim = lrealpath(shim_nvcc);
-	char *root = real ? toolkit_root(real) : NULL;
-	char *leaf = NULL, *name = NULL, *base = NULL, *top = NULL, *final = NULL;
-	char hash[17];
+	char *real, *shim, *root;
+	char *final = view_where(cache_dir, real_nvcc, shim_nvcc, &real, &shim, &root, why);
+	char *leaf = NULL, *name = NULL, *base = NULL, *top = NULL;
 	int rc = -1;
-	if (!real || !shim || !root || strcmp(real + (strcmp(root, "/") ? strlen(root) : 0), "/bin/nvcc")) {
-		*why = xasprintf("%s is not the bin/nvcc of a toolkit", real ? real : real_nvcc);
+	if (!final)
 		goto out;
-	}
-	if (view_hash(root, real, shim, hash)) {
-		*why = xasprintf("cannot read %s", root);
-		goto out;
-	}
-	/* <base>/<leaf>-<hash>/<leaf>: the view has the real root's last name, which some tools
-	 * read a version from (Meson: cuda-13.0). */
-	leaf = view_safe(lbasename(root));
-	name = concat(leaf, "-", hash, NULL);
-	base = concat(cache_dir, "/toolkit-view", NULL);
-	top = concat(base, "/", name, NULL);
-	final = concat(top, "/", leaf, NULL);
+	top = xstrndup(final, (size_t)(strrchr(final, '/') - final));
+	leaf = xstrdup(lbasename(final));
+	name = xstrdup(lbasename(top));
+	base = xstrndup(top, (size_t)(strrchr(top, '/') - top));
 	/* A second try only when a damaged view was moved out of the way. */
 	for (int attempt = 0; attempt < 2 && rc; attempt++) {
 		if (view_whole(final, real, shim)) {

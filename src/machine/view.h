@@ -34,6 +34,10 @@
 int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc, char **dir,
 	     char **why);
 
+/* Where view_get() keeps the view of this pair (xmalloc'ed; nothing is made), or NULL. A view
+ * at another path is an older one (the toolkit changed since). */
+char *view_path(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc);
+
 /* If root is a view: the path of the real nvcc it stands for (root/.nvshim-real-nvcc,
  * xmalloc'ed); NULL otherwise. Whether that is an executable file is for the caller to check. */
 char *view_real_nvcc(const char *root);

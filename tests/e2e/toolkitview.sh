@@ -259,6 +259,12 @@ t3=$(NVSHIM_NVCC="$WORK/tk/bin/nvcc" "$NVSHIM" toolkit-view)
 check "a changed nvcc gets a new view" test -n "$t1" -a -n "$t2" -a "$t1" != "$t2"
 check "a new entry in the toolkit gets a new view that has it" test "$t3" != "$t2" -a -L "$t3/extras-new"
 check "a view of the copy runs the copy" test "$t3/.nvshim-real-nvcc" -ef "$WORK/tk/bin/nvcc"
+out2=$(CUDA_HOME=$t1 "$NVSHIM" doctor)
+check "doctor: a view made before the toolkit changed is an older view" \
+	contains "$out2" "^  CUDA_HOME  *nvshim: the toolkit view of $WORK/tk (.*); an older view: the toolkit changed since"
+out2=$(CUDA_HOME=$t3 "$NVSHIM" doctor)
+check "doctor: the current view is not called older" \
+	test -n "$(grep "^  CUDA_HOME  *nvshim: the toolkit view of $WORK/tk (" <<<"$out2")" -a -z "$(grep 'an older view' <<<"$out2")"
 
 # --- Failing open: no view, the rest of the set-up still printed.
 out2=$(NVSHIM_FAULT=view "$NVSHIM" env 2>"$WORK/fault.err")
