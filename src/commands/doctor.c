@@ -87,18 +87,8 @@ static int doctor_program(const struct self *self, const char *value, char **fou
 	*found = NULL;
 	if (!strchr(value, '/')) {
 		/* The first on PATH, nvshim or not: what a tool that runs the name gets. */
-		for (const char *p = getenv("PATH"); p;) {
-			const char *colon = strchr(p, ':');
-			size_t len = colon ? (size_t)(colon - p) : strlen(p);
-			char *cand = xasprintf("%.*s/%s", (int)len, len ? p : ".", value);
-			if (locate_is_candidate(self, cand, &is_self) || is_self) {
-				*found = cand;
-				return is_self;
-			}
-			free(cand);
-			p = colon ? colon + 1 : NULL;
-		}
-		return -1;
+		*found = locate_first_on_path(self, session_env, value, &is_self);
+		return *found ? is_self : -1;
 	}
 	*found = xstrdup(value);
 	if (locate_is_candidate(self, value, &is_self))
@@ -138,12 +128,12 @@ static int doctor_route(const struct self *self, const char *cache_dir, const ch
 		free(now);
 		free(a);
 		free(b);
-	}
-	else if (kind == 1)
+	} else if (kind == 1)
 		printf("nvshim: %s (%s)\n", found, who);
-	else if (kind == 0)
-		printf("around nvshim: %s is not nvshim (%s)\n", found, who), around = 1;
-	else
+	else if (kind == 0) {
+		printf("around nvshim: %s is not nvshim (%s)\n", found, who);
+		around = 1;
+	} else
 		printf("no program at %s (%s)\n", program, who);
 	free(real_root);
 	free(real);
@@ -175,9 +165,10 @@ static void doctor_routes(const struct self *self, const char *cache_dir)
 	printf("  %-20s ", "PATH");
 	if (kind == 1)
 		printf("nvshim: %s (make, Meson, setuptools, anything that runs `nvcc`)\n", first);
-	else if (kind == 0)
-		printf("around nvshim: the first nvcc is %s\n", first), around++;
-	else
+	else if (kind == 0) {
+		printf("around nvshim: the first nvcc is %s\n", first);
+		around++;
+	} else
 		printf("no nvcc\n");
 	free(first);
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)

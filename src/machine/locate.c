@@ -227,6 +227,22 @@ int locate_nvcc(const struct config *c, config_getenv_fn env, const struct self 
 		     "nvshim itself) or in /usr/local/cuda/bin; set NVSHIM_NVCC to its path");
 }
 
+char *locate_first_on_path(const struct self *self, config_getenv_fn env, const char *name,
+			   int *is_self)
+{
+	*is_self = 0;
+	for (const char *p = env("PATH"); p;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		char *cand = xasprintf("%.*s/%s", (int)len, len ? p : ".", name);
+		if (locate_is_candidate(self, cand, is_self) || *is_self)
+			return cand;
+		free(cand);
+		p = colon ? colon + 1 : NULL;
+	}
+	return NULL;
+}
+
 char *locate_on_path(const struct self *self, config_getenv_fn env, const char *name)
 {
 	int is_self;

@@ -57,6 +57,11 @@ char *locate_on_path(const struct self *self, config_getenv_fn env, const char *
  * build tree (resolved, xmalloc'ed), or NULL. */
 char *locate_shim_dir(const struct self *self);
 
+/* The first `name` in the directories of $PATH that is an executable file, nvshim itself or
+ * not (*is_self says; xmalloc'ed), or NULL: what a tool that runs `name` gets. */
+char *locate_first_on_path(const struct self *self, config_getenv_fn env, const char *name,
+			   int *is_self);
+
 /* The current depth from the environment (0 when unset or malformed). */
 int locate_depth(config_getenv_fn env);
 

@@ -63,10 +63,12 @@ static int view_fill(const char *from, const char *to, const char *shim, int in_
 		char *src = concat(from, "/", name, NULL);
 		char *dst = concat(to, "/", name, NULL);
 		if (!in_bin && !strcmp(name, "bin")) {
-			if (mkdir(dst, 0755))
-				*why = xasprintf("cannot make %s: %s", dst, strerror(errno)), rc = -1;
-			else
+			if (mkdir(dst, 0755)) {
+				*why = xasprintf("cannot make %s: %s", dst, strerror(errno));
+				rc = -1;
+			} else {
 				rc = view_fill(src, dst, shim, 1, why);
+			}
 		} else if (symlink(in_bin && !strcmp(name, "nvcc") ? shim : src, dst)) {
 			*why = xasprintf("cannot link %s: %s", dst, strerror(errno));
 			rc = -1;
