@@ -197,6 +197,33 @@ check "enable_language(CUDA): the compile went through nvshim, with compute_52 a
 	logged "$WORK/lang.log" "any(x.endswith('/main.cu') for x in a) and any('compute_52' in x for x in a)"
 check "enable_language(CUDA): the program runs" sh -c "'$WORK/b-lang/app' | grep -q 'host part ran'"
 
+# CMAKE_CUDA_ARCHITECTURES=native on this machine without a GPU: CMake decides it by running
+# its own test program, which finds no GPU; with the architectures OFF and -arch=native in the
+# flags, nvshim decides (fallback_archs here).
+mkdir -p "$WORK/native"
+cp "$WORK/k.cu" "$WORK/native/main.cu"
+cat >"$WORK/native/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(native CXX CUDA)
+add_executable(app main.cu)
+CM
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	(eval "$out" && cmake -S "$WORK/native" -B "$WORK/b-native1" -DCMAKE_CUDA_ARCHITECTURES=native >"$WORK/native1.out" 2>&1)
+	st=$?
+	if [ "$(printf '%s\n' 3.24 "$(cmake --version | sed -n 's/^cmake version //p')" | sort -V | head -1)" = 3.24 ]; then
+		check "native without a GPU: CMake itself stops ('no GPU was detected'), as the docs say" \
+			test $st -ne 0 -a -n "$(grep 'is set to "native", but no GPU was detected' "$WORK/native1.out")"
+	fi
+	(eval "$out" && export NVSHIM_LOG_FILE="$WORK/native.log" NVSHIM_FALLBACK_ARCHS=86 &&
+		cmake -S "$WORK/native" -B "$WORK/b-native" -DCMAKE_CUDA_ARCHITECTURES=OFF -DCMAKE_CUDA_FLAGS=-arch=native >"$WORK/native.out" 2>&1 &&
+		cmake --build "$WORK/b-native" >>"$WORK/native.out" 2>&1)
+	check "native without a GPU: architectures OFF and -arch=native build through nvshim" test $? -eq 0
+	check "native without a GPU: nvshim built for fallback_archs (sm_86)" \
+		test "$(elf_targets "$WORK/b-native/CMakeFiles/app.dir/main.cu.o")" = sm_86
+else
+	skip "native without a GPU" "this machine has a GPU"
+fi
+
 # --- Meson: dependency('cuda') takes $CUDA_PATH (the view) for the toolkit; nvcc from PATH.
 if command -v meson >/dev/null; then
 	mkdir -p "$WORK/ms"
