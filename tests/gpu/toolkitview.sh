@@ -71,6 +71,7 @@ sys.exit(0 if ok else 1)
 PY
 	# The control: CUDA_HOME the real toolkit, PYTORCH_NVCC unset: the real nvcc stops.
 	CUDA_HOME=$REALROOT CUDA_PATH=$REALROOT T "$PYTHON" ext/use.py build-plain >plain.out 2>&1
+	grep -m3 -i "unsupported\|error" plain.out | sed 's/^/# torch plain: /'
 	check "torch control: with CUDA_HOME the real toolkit, the build stops at compute_52" \
 		grep -q "Unsupported gpu architecture 'compute_52'" plain.out
 	t0=$(date +%s%N)
@@ -113,6 +114,7 @@ ok = bool(cp.all(y == 2 * x + 1))
 print("result:", "right" if ok else "WRONG", y[:4].tolist())
 sys.exit(0 if ok else 1)
 PY
+	echo "# cupy's nvcc: $("$PYTHON" -c 'import cupy.cuda; print(cupy.cuda.get_nvcc_path())' 2>&1 | tail -1)"
 	t0=$(date +%s%N)
 	CUPY_CACHE_DIR="$WORK/cupy-cache" NVSHIM_LOG_FILE="$WORK/cupy.log" T "$PYTHON" cp.py >cupy.out 2>&1
 	st=$?
@@ -126,8 +128,9 @@ ls = [json.loads(l) for l in open(sys.argv[1])]
 hit = [l for l in ls if "arch=compute_52,code=sm_52" in l["argv_in"]]
 sys.exit(not (hit and all("arch=compute_52,code=sm_52" not in " ".join(l["argv_out"]) and l["status"] == 0 for l in hit)))' "$WORK/cupy.log"
 	CUPY_CACHE_DIR="$WORK/cupy-plain" CUDA_PATH=$REALROOT T "$PYTHON" cp.py >cupy-plain.out 2>&1
-	check "cupy control: with CUDA_PATH the real toolkit, compute_52 stops the compile" \
-		grep -q "compute_52" cupy-plain.out
+	grep -m3 -i "unsupported\|error" cupy-plain.out | sed 's/^/# cupy plain: /'
+	check "cupy control: with CUDA_PATH the real toolkit, nvcc refuses compute_52" \
+		grep -q "Unsupported gpu architecture 'compute_52'" cupy-plain.out
 else
 	skip "cupy nvcc backend through the view" "cupy with a GPU is not importable"
 fi
