@@ -2,9 +2,10 @@
 # Puts nvshim in front of nvcc for the current shell:
 #   . /path/to/share/nvshim/nvshim-env.sh
 # The same as `eval "$(nvshim env)"`, which it runs: nvshim's libexec directory (whose `nvcc` is
-# nvshim) first on PATH, and CUDACXX and PYTORCH_NVCC pointing at that nvcc, so CMake, PyTorch
-# extensions, Meson and Makefiles that call `nvcc` all go through nvshim. nvshim finds the real
-# nvcc past itself.
+# nvshim) first on PATH; CUDACXX, PYTORCH_NVCC and CUDA_NVCC_EXECUTABLE pointing at that nvcc;
+# CUDA_HOME, CUDA_PATH and CUDAToolkit_ROOT at the toolkit view (the real toolkit with nvshim as
+# its bin/nvcc), so CMake (FindCUDA too), PyTorch extensions, CuPy, Meson, Makefiles and scripts
+# that run $CUDA_HOME/bin/nvcc all go through nvshim. nvshim finds the real nvcc past itself.
 _nvshim_here=$(cd "$(dirname "${BASH_SOURCE:-$0}")" 2>/dev/null && pwd)
 _nvshim_exe="$_nvshim_here/../../bin/nvshim"
 if [ -x "$_nvshim_exe" ] && _nvshim_lines=$("$_nvshim_exe" env); then

@@ -68,7 +68,10 @@ void cache_remove_dir(const char *dir)
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		char *p = concat(dir, "/", e->d_name, NULL);
-		unlink(p);
+		struct stat sb;
+		/* A directory (never a link to one) is emptied the same way. */
+		if (unlink(p) && !lstat(p, &sb) && S_ISDIR(sb.st_mode))
+			cache_remove_dir(p);
 		free(p);
 	}
 	if (d)

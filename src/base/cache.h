@@ -17,8 +17,8 @@ int cache_dir_check(const char *dir, const char **why);
 
 /* Creates dir and its parents (mode 0700). Returns 0 or -1 (errno set). */
 int cache_mkdirs(const char *dir);
-/* Removes a private directory nvshim made (a probe's, a replay's) and the files in it, one
- * level deep; best effort. */
+/* Removes a private directory nvshim made (a probe's, a replay's, a toolkit view's) and what
+ * is in it, its subdirectories too; symbolic links are removed, never followed; best effort. */
 void cache_remove_dir(const char *dir);
 /* The whole file (xmalloc'ed), or NULL. */
 char *cache_read(const char *path);

@@ -3,9 +3,9 @@
  * NVSHIM_FAULT=step[,step...] makes each named internal step fail the way it fails when its
  * facts cannot be had (an unreadable file, a tool that does not answer): `config` (every
  * configuration file), `toolkit` (nvcc's version and targets), `devices` (the GPUs), `logfile`
- * (the JSON log), `cache` (the cache directory), and the steps of later passes that call
- * fault_inject() with their own names. Each step then warns once and nvshim carries on as it
- * would without that step; under strict = true the warning is an error. `all` fails every step.
+ * (the JSON log), `cache` (the cache directory), `view` (the toolkit view, machine/view.h), and
+ * the steps of later passes that call fault_inject() with their own names. Each step then warns
+ * once and nvshim carries on as it would without that step; under strict = true the warning is an error. `all` fails every step.
  * Read straight from the environment, not a setting: the configuration itself can be the step
  * that fails.
  */

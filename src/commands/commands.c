@@ -15,7 +15,7 @@ static const struct {
 	{ "explain", cmd_explain }, { "explain-api", cmd_explain_api },
 	{ "fingerprint", cmd_fingerprint }, { "help", cmd_help },
 	{ "inspect", cmd_inspect }, { "nvcc", nvcc_main }, { "run", cmd_run }, { "stats", cmd_stats },
-	{ "version", cmd_version },
+	{ "toolkit-view", cmd_toolkit_view }, { "version", cmd_version },
 };
 
 int commands_main(int argc, char **argv)

@@ -4,6 +4,7 @@
  *   nvshim NVCC-ARGS...                  act as nvcc (also `nvshim nvcc ARGS...`)
  *   nvshim help [--man] | version | config | explain ARGS... | doctor | env | fingerprint
  *   nvshim stats [--json] [--zero]        what nvshim did, per build and in total
+ *   nvshim toolkit-view                  the toolkit view `nvshim env` sets CUDA_HOME to
  *   nvshim explain-api NAME... | --list  (also `nvshim explain api NAME...`)
  *   nvcc --nvshim-fingerprint            `nvshim fingerprint` under any name (for ccache)
  *   cc, c++, gcc, g++, clang, clang++ ARGS...  (by name, or `nvshim cc ARGS...`)
@@ -31,6 +32,7 @@ int cmd_help(int n, char **args);        /* help.c (and the man page) */
 int cmd_inspect(int n, char **args);     /* inspect.c */
 int cmd_run(int n, char **args);         /* run.c */
 int cmd_stats(int n, char **args);       /* stats.c */
+int cmd_toolkit_view(int n, char **args); /* env.c */
 int cmd_version(int n, char **args);     /* version.c */
 
 #endif

@@ -14,6 +14,7 @@
 #include "base/diag.h"
 #include "machine/launcher.h"
 #include "machine/toolkit.h"
+#include "machine/view.h"
 #include "modes/session.h"
 
 #ifndef NVSHIM_VERSION
@@ -76,6 +77,105 @@ static void doctor_path(const struct self *self, const char *chosen)
 	}
 	if (!index)
 		printf("  none\n");
+}
+
+/* What a program path (or a name looked up on PATH) is to the routes below: 1 nvshim, 0 another
+ * program (the real nvcc, a wrapper), -1 none; *found is the path (xmalloc'ed) when found. */
+static int doctor_program(const struct self *self, const char *value, char **found)
+{
+	int is_self;
+	*found = NULL;
+	if (!strchr(value, '/')) {
+		/* The first on PATH, nvshim or not: what a tool that runs the name gets. */
+		*found = locate_first_on_path(self, session_env, value, &is_self);
+		return *found ? is_self : -1;
+	}
+	*found = xstrdup(value);
+	if (locate_is_candidate(self, value, &is_self))
+		return 0;
+	return is_self ? 1 : -1;
+}
+
+/* One route to nvcc: a variable and what it leads to. Returns 1 if it goes around nvshim. */
+static int doctor_route(const struct self *self, const char *cache_dir, const char *var,
+			int is_root, const char *who)
+{
+	const char *value = getenv(var);
+	char *found = NULL;
+	int around = 0;
+	printf("  %-20s ", var);
+	if (!value || !*value) {
+		printf("unset (%s)\n", who);
+		return 0;
+	}
+	/* A program variable may hold options after the program (NVCC="nvcc -ccbin g++"). */
+	char *program = is_root ? concat(value, "/bin/nvcc", NULL) : xstrndup(value, strcspn(value, " \t"));
+	int kind = doctor_program(self, program, &found);
+	char *real = kind == 1 && is_root ? view_real_nvcc(value) : NULL;
+	char *real_root = NULL;
+	if (real) {
+		char *resolved = lrealpath(real);
+		real_root = resolved ? toolkit_root(resolved) : NULL;
+		free(resolved);
+	}
+	if (kind == 1 && real_root) {
+		/* The view of the toolkit as it is now, or an older one. */
+		char *now = view_path(cache_dir, real, found);
+		char *a = now ? lrealpath(now) : NULL, *b = lrealpath(value);
+		printf("nvshim: the toolkit view of %s (%s)%s\n", real_root, who,
+		       a && b && strcmp(a, b) ? "; an older view: the toolkit changed since, "
+						"eval \"$(nvshim env)\" again for the current one" : "");
+		free(now);
+		free(a);
+		free(b);
+	} else if (kind == 1)
+		printf("nvshim: %s (%s)\n", found, who);
+	else if (kind == 0) {
+		printf("around nvshim: %s is not nvshim (%s)\n", found, who);
+		around = 1;
+	} else
+		printf("no program at %s (%s)\n", program, who);
+	free(real_root);
+	free(real);
+	free(found);
+	free(program);
+	return around;
+}
+
+/* Which of the ways tools find nvcc lead to nvshim in this environment. */
+static void doctor_routes(const struct self *self, const char *cache_dir)
+{
+	static const struct {
+		const char *var;
+		int is_root;
+		const char *who;
+	} routes[] = {
+		{ "CUDACXX", 0, "CMake's enable_language(CUDA)" },
+		{ "PYTORCH_NVCC", 0, "PyTorch's extension builder" },
+		{ "CUDA_HOME", 1, "PyTorch without PYTORCH_NVCC, FlashInfer, TVM, scripts" },
+		{ "CUDA_PATH", 1, "FindCUDA, FindCUDAToolkit, CuPy, scripts" },
+		{ "CUDAToolkit_ROOT", 1, "FindCUDAToolkit" },
+		{ "CUDA_NVCC_EXECUTABLE", 0, "FindCUDA's cuda_add_executable" },
+		{ "NVCC", 0, "CuPy's nvcc backend, Makefiles" },
+	};
+	char *first = NULL;
+	int around = 0;
+	printf("routes to nvcc:\n");
+	int kind = doctor_program(self, "nvcc", &first);
+	printf("  %-20s ", "PATH");
+	if (kind == 1)
+		printf("nvshim: %s (make, Meson, setuptools, anything that runs `nvcc`)\n", first);
+	else if (kind == 0) {
+		printf("around nvshim: the first nvcc is %s\n", first);
+		around++;
+	} else
+		printf("no nvcc\n");
+	free(first);
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		around += doctor_route(self, cache_dir, routes[i].var, routes[i].is_root, routes[i].who);
+	if (around)
+		printf("note: %d route(s) go around nvshim: eval \"$(nvshim env)\" points all but NVCC "
+		       "at nvshim (NVCC: unset it, or name nvshim's nvcc)\n", around);
 }
 
 /* Whether libnvshim-preload.so is in effect in this environment (LD_PRELOAD). */
@@ -174,9 +274,7 @@ int cmd_doctor(int n, char **args)
 	printf("%s (from %s)\n", d->n ? "" : " none", d->source);
 	session_devices_release(&devs);
 	doctor_path(&s.self, nvcc);
-	const char *home = getenv("CUDA_HOME");
-	if (home && nvcc && strncmp(nvcc, home, strlen(home)))
-		printf("note: CUDA_HOME=%s, but nvshim runs %s\n", home, nvcc);
+	doctor_routes(&s.self, s.cfg.cache_dir);
 	for (const char *const *v = (const char *const[]){ "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", NULL };
 	     *v; v++)
 		if (getenv(*v))

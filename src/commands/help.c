@@ -29,7 +29,12 @@ static const struct {
 	{ "nvshim stats [--json] [--zero]",
 	  "what nvshim did, per build and in total: invocations, rewrites by rule, targets dropped, "
 	  "renamed and upgraded, probes, cache hits, time added (--zero: start again)" },
-	{ "nvshim env", "shell lines that put nvshim in front of nvcc: eval \"$(nvshim env)\"" },
+	{ "nvshim env",
+	  "shell lines that put nvshim in front of nvcc: eval \"$(nvshim env)\" (PATH, CUDACXX, "
+	  "PYTORCH_NVCC, CUDA_NVCC_EXECUTABLE; CUDA_HOME, CUDA_PATH and CUDAToolkit_ROOT name the "
+	  "toolkit view)" },
+	{ "nvshim toolkit-view",
+	  "the toolkit view (made when absent): the real toolkit with nvshim as its bin/nvcc" },
 	{ "cc|c++|gcc|g++|clang|clang++ ARGS...",
 	  "(nvshim under that name, or `nvshim cc ARGS`) acts as the host compiler: CUDA sources go "
 	  "to nvcc with gcc's options translated, links get -lcuda when they need it" },
@@ -152,10 +157,11 @@ static void write_man(FILE *out)
 	      ".TP\n\\fBNVSHIM_DEPTH\\fR\nSet by nvshim for the nvcc it runs; an nvshim that finds it "
 	      "set stops, instead of starting itself without end.\n"
 	      ".TP\n\\fBCUDA_HOME\\fR, \\fBCUDA_PATH\\fR, \\fBPATH\\fR\nWhere the real nvcc is looked "
-	      "for when \\fBreal_nvcc\\fR is empty.\n"
+	      "for when \\fBreal_nvcc\\fR is empty; a toolkit view there stands for the real "
+	      "toolkit it was made of.\n"
 	      ".SH EXAMPLES\n"
 	      ".nf\n"
-	      "eval \"$(nvshim env)\"              # nvcc, CUDACXX and PYTORCH_NVCC are nvshim\n"
+	      "eval \"$(nvshim env)\"              # nvcc, CUDACXX, PYTORCH_NVCC, $CUDA_HOME/bin/nvcc are nvshim\n"
 	      "NVSHIM_LAUNCHER=ccache make       # nvshim, then ccache, then nvcc\n"
 	      "nvshim explain \\-c k.cu \\-arch=sm_70\n"
 	      ".fi\n"

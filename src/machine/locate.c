@@ -9,6 +9,8 @@
 #include <libiberty.h>
 
 #include "base/diag.h"
+#include "machine/toolkit.h"
+#include "machine/view.h"
 
 #ifndef NVSHIM_REL_BINDIR
 #define NVSHIM_REL_BINDIR "bin"
@@ -118,6 +120,29 @@ int locate_depth(config_getenv_fn env)
 	return (*end || d < 0 || d > 1000) ? 0 : (int)d;
 }
 
+/* root/bin/nvcc was nvshim itself: when root is a toolkit view (view.h), the real nvcc it
+ * stands for. Returns 1 with *path and *how set (how: "`what` (nvshim's toolkit view of ...)"). */
+static int try_view(const struct self *self, const char *root, const char *what, char **path,
+		    char **how)
+{
+	char *link = view_real_nvcc(root);
+	int is_self;
+	if (!link)
+		return 0;
+	char *real = lrealpath(link);
+	free(link);
+	if (real && locate_is_candidate(self, real, &is_self)) {
+		char *real_root = toolkit_root(real);
+		*path = real;
+		*how = concat(what, " (nvshim's toolkit view of ", real_root, ")", NULL);
+		free(real_root);
+		return 1;
+	}
+	diag_debug("skipped the toolkit view %s: its real nvcc is gone or is nvshim", root);
+	free(real);
+	return 0;
+}
+
 static int try_dir_var(const struct self *self, config_getenv_fn env, const char *var, char **path,
 		       char **how)
 {
@@ -131,9 +156,15 @@ static int try_dir_var(const struct self *self, config_getenv_fn env, const char
 		*how = concat("$", var, NULL);
 		return 1;
 	}
-	if (is_self)
-		diag_debug("skipped %s: it is nvshim itself", p);
 	free(p);
+	if (is_self) {
+		char *what = concat("$", var, NULL);
+		int found = try_view(self, dir, what, path, how);
+		free(what);
+		if (found)
+			return 1;
+		diag_debug("skipped %s/bin/nvcc: it is nvshim itself", dir);
+	}
 	return 0;
 }
 
@@ -173,8 +204,17 @@ int locate_nvcc(const struct config *c, config_getenv_fn env, const struct self 
 			*how = xstrdup("PATH");
 			return 0;
 		}
-		if (is_self)
+		if (is_self) {
+			/* A view's bin/ on PATH: the real nvcc the view stands for. */
+			char *root = toolkit_root(cand);
+			int found = root && try_view(self, root, "PATH", path, how);
+			free(root);
+			if (found) {
+				free(cand);
+				return 0;
+			}
 			diag_debug("skipped %s on PATH: it is nvshim itself", cand);
+		}
 		free(cand);
 		p = colon ? colon + 1 : NULL;
 	}
@@ -185,6 +225,22 @@ int locate_nvcc(const struct config *c, config_getenv_fn env, const struct self 
 	}
 	return error("cannot find the real nvcc: none in $CUDA_HOME, $CUDA_PATH, on PATH (other than "
 		     "nvshim itself) or in /usr/local/cuda/bin; set NVSHIM_NVCC to its path");
+}
+
+char *locate_first_on_path(const struct self *self, config_getenv_fn env, const char *name,
+			   int *is_self)
+{
+	*is_self = 0;
+	for (const char *p = env("PATH"); p;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		char *cand = xasprintf("%.*s/%s", (int)len, len ? p : ".", name);
+		if (locate_is_candidate(self, cand, is_self) || *is_self)
+			return cand;
+		free(cand);
+		p = colon ? colon + 1 : NULL;
+	}
+	return NULL;
 }
 
 char *locate_on_path(const struct self *self, config_getenv_fn env, const char *name)
@@ -203,6 +259,21 @@ char *locate_on_path(const struct self *self, config_getenv_fn env, const char *
 			diag_debug("skipped %s on PATH: it is nvshim itself", cand);
 		free(cand);
 		p = colon ? colon + 1 : NULL;
+	}
+	return NULL;
+}
+
+char *locate_shim_dir(const struct self *self)
+{
+	static const char *const rel[] = { "/.." LIBEXEC_BIN, LIBEXEC_BIN };
+	for (size_t i = 0; self->exe_dir && i < 2; i++) {
+		char *dir = concat(self->exe_dir, rel[i], NULL);
+		char *nvcc = concat(dir, "/nvcc", NULL);
+		char *resolved = access(nvcc, X_OK) ? NULL : lrealpath(dir);
+		free(dir);
+		free(nvcc);
+		if (resolved)
+			return resolved;
 	}
 	return NULL;
 }

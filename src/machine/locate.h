@@ -3,8 +3,10 @@
  * Order: the real_nvcc setting (NVSHIM_NVCC or NVSHIM_REAL_NVCC in the environment), else
  * $CUDA_HOME/bin/nvcc, else $CUDA_PATH/bin/nvcc, else the first nvcc on PATH, else
  * /usr/local/cuda/bin/nvcc. Every candidate that is nvshim itself (the same file by inode, which
- * covers symlinks and hard links to it) is skipped. A real_nvcc that is missing, not executable
- * or nvshim itself is an error: an explicit choice is never silently replaced.
+ * covers symlinks and hard links to it) is skipped; when its toolkit root is a toolkit view
+ * (view.h: what `nvshim env` sets CUDA_HOME and CUDA_PATH to), the real nvcc that view stands
+ * for is taken in its place. A real_nvcc that is missing, not executable or nvshim itself is
+ * an error: an explicit choice is never silently replaced.
  *
  * nvshim is installed twice: <prefix>/bin/nvshim and <prefix>/libexec/nvshim/bin/nvcc (a hard
  * link, so that tools which follow symlinks to learn a compiler's name, such as ccache 4.7, see
@@ -50,6 +52,15 @@ int locate_nvcc(const struct config *c, config_getenv_fn env, const struct self 
 /* The first `name` in the directories of $PATH that is an executable file and not nvshim
  * itself (xmalloc'ed), or NULL. For the real host compiler in CC/CXX mode. */
 char *locate_on_path(const struct self *self, config_getenv_fn env, const char *name);
+
+/* The directory whose nvcc is nvshim: <prefix>/libexec/nvshim/bin, or libexec/nvshim/bin of a
+ * build tree (resolved, xmalloc'ed), or NULL. */
+char *locate_shim_dir(const struct self *self);
+
+/* The first `name` in the directories of $PATH that is an executable file, nvshim itself or
+ * not (*is_self says; xmalloc'ed), or NULL: what a tool that runs `name` gets. */
+char *locate_first_on_path(const struct self *self, config_getenv_fn env, const char *name,
+			   int *is_self);
 
 /* The current depth from the environment (0 when unset or malformed). */
 int locate_depth(config_getenv_fn env);

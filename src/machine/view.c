@@ -1,0 +1,244 @@
+#include "machine/view.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libiberty.h>
+
+#include "base/cache.h"
+#include "base/fault.h"
+#include "buildwide/build.h"
+#include "machine/toolkit.h"
+
+char *view_real_nvcc(const char *root)
+{
+	struct stat sb;
+	char *link = concat(root, "/" VIEW_REAL_NVCC, NULL);
+	if (lstat(link, &sb) || !S_ISLNK(sb.st_mode)) {
+		free(link);
+		return NULL;
+	}
+	return link;
+}
+
+/* 1 if a and b name the same file (links followed). */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* 1 if dir is a whole view of real_nvcc with shim as its nvcc. */
+static int view_whole(const char *dir, const char *real_nvcc, const char *shim)
+{
+	char *real = concat(dir, "/" VIEW_REAL_NVCC, NULL);
+	char *nvcc = concat(dir, "/bin/nvcc", NULL);
+	int ok = same_file(real, real_nvcc) && same_file(nvcc, shim);
+	free(real);
+	free(nvcc);
+	return ok;
+}
+
+/* Links every entry of from/ into to/, bin/ as a directory of links with shim as its nvcc.
+ * Returns 0, or -1 with *why. */
+static int view_fill(const char *from, const char *to, const char *shim, int in_bin, char **why)
+{
+	DIR *d = opendir(from);
+	struct dirent *e;
+	int rc = 0;
+	if (!d) {
+		*why = xasprintf("cannot read %s: %s", from, strerror(errno));
+		return -1;
+	}
+	while (!rc && (e = readdir(d))) {
+		const char *name = e->d_name;
+		if (!strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, VIEW_REAL_NVCC))
+			continue;
+		char *src = concat(from, "/", name, NULL);
+		char *dst = concat(to, "/", name, NULL);
+		if (!in_bin && !strcmp(name, "bin")) {
+			if (mkdir(dst, 0755)) {
+				*why = xasprintf("cannot make %s: %s", dst, strerror(errno));
+				rc = -1;
+			} else {
+				rc = view_fill(src, dst, shim, 1, why);
+			}
+		} else if (symlink(in_bin && !strcmp(name, "nvcc") ? shim : src, dst)) {
+			*why = xasprintf("cannot link %s: %s", dst, strerror(errno));
+			rc = -1;
+		}
+		free(src);
+		free(dst);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* A file name made of name: letters, digits, '.', '_' and '-' kept, anything else '_'
+ * (xmalloc'ed). */
+static char *view_safe(const char *name)
+{
+	char *safe = xstrdup(*name ? name : "root");
+	for (char *p = safe; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._-", *p))
+			*p = '_';
+	return safe;
+}
+
+/* The hash of what identifies the pair, as 16 hex digits in out; -1 when a file cannot be
+ * read. */
+static int view_hash(const char *root, const char *real_nvcc, const char *shim, char out[17])
+{
+	char *bin = concat(root, "/bin", NULL);
+	char *keys[3] = { cache_file_key(real_nvcc), cache_file_key(root), cache_file_key(bin) };
+	int rc = -1;
+	free(bin);
+	if (keys[0] && keys[1] && keys[2]) {
+		char *all = concat("toolkit-view 1\n", shim, "\n", root, "\n", keys[0], "\n", keys[1],
+				   "\n", keys[2], "\n", NULL);
+		build_hash(all, out);
+		free(all);
+		rc = 0;
+	}
+	for (int i = 0; i < 3; i++)
+		free(keys[i]);
+	return rc;
+}
+
+/* The view's path for this pair (xmalloc'ed, resolved inputs in *real and *shim), or NULL
+ * with *why. */
+static char *view_where(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc,
+			char **real, char **shim, char **root, char **why)
+{
+	char hash[17];
+	*real = lrealpath(real_nvcc);
+	*shim = lrealpath(shim_nvcc);
+	*root = *real ? toolkit_root(*real) : NULL;
+	if (!cache_dir || !*cache_dir) {
+		*why = xstrdup("no cache_dir to keep it in");
+		return NULL;
+	}
+	if (!*real || !*shim || !*root ||
+	    strcmp(*real + (strcmp(*root, "/") ? strlen(*root) : 0), "/bin/nvcc")) {
+		*why = xasprintf("%s is not the bin/nvcc of a toolkit", *real ? *real : real_nvcc);
+		return NULL;
+	}
+	if (view_hash(*root, *real, *shim, hash)) {
+		*why = xasprintf("cannot read %s", *root);
+		return NULL;
+	}
+	/* <cache_dir>/toolkit-view/<leaf>-<hash>/<leaf>: the view has the real root's last name,
+	 * which some tools read a version from (Meson: cuda-13.0). */
+	char *leaf = view_safe(lbasename(*root));
+	char *path = concat(cache_dir, "/toolkit-view/", leaf, "-", hash, "/", leaf, NULL);
+	free(leaf);
+	return path;
+}
+
+char *view_path(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc)
+{
+	char *real, *shim, *root, *why = NULL;
+	char *path = view_where(cache_dir, real_nvcc, shim_nvcc, &real, &shim, &root, &why);
+	free(real);
+	free(shim);
+	free(root);
+	free(why);
+	return path;
+}
+
+int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc, char **dir,
+	     char **why)
+{
+	*dir = NULL;
+	*why = NULL;
+	if (fault_inject("view")) {
+		*why = xstrdup("failure injected (NVSHIM_FAULT=view)");
+		return -1;
+	}
+	char *real, *shim, *root;
+	char *final = view_where(cache_dir, real_nvcc, shim_nvcc, &real, &shim, &root, why);
+	char *leaf = NULL, *name = NULL, *base = NULL, *top = NULL;
+	int rc = -1;
+	if (!final)
+		goto out;
+	top = xstrndup(final, (size_t)(strrchr(final, '/') - final));
+	leaf = xstrdup(lbasename(final));
+	name = xstrdup(lbasename(top));
+	base = xstrndup(top, (size_t)(strrchr(top, '/') - top));
+	/* A second try only when a damaged view was moved out of the way. */
+	for (int attempt = 0; attempt < 2 && rc; attempt++) {
+		if (view_whole(final, real, shim)) {
+			rc = 0;
+			break;
+		}
+		if (cache_mkdirs(base)) {
+			*why = xasprintf("cannot make %s: %s", base, strerror(errno));
+			break;
+		}
+		char *tmp = concat(base, "/.", name, ".XXXXXX", NULL);
+		if (!mkdtemp(tmp)) {
+			*why = xasprintf("cannot make a directory in %s: %s", base, strerror(errno));
+			free(tmp);
+			break;
+		}
+		chmod(tmp, 0755);
+		char *inner = concat(tmp, "/", leaf, NULL);
+		char *marker = concat(inner, "/" VIEW_REAL_NVCC, NULL);
+		int made = 1;
+		if (mkdir(inner, 0755)) {
+			*why = xasprintf("cannot make %s: %s", inner, strerror(errno));
+			made = 0;
+		}
+		made = made && !view_fill(root, inner, shim, 0, why);
+		if (made && symlink(real, marker)) {
+			*why = xasprintf("cannot link %s: %s", marker, strerror(errno));
+			made = 0;
+		}
+		if (!made) {
+			cache_remove_dir(tmp);
+			attempt = 2;
+		} else if (!rename(tmp, top)) {
+			rc = 0;
+		} else {
+			/* Another nvshim's view is there: take it when it is whole; move a damaged
+			 * one aside (one mover wins) and try once more. */
+			cache_remove_dir(tmp);
+			if (view_whole(final, real, shim)) {
+				rc = 0;
+			} else if (!attempt) {
+				char *aside = concat(base, "/.", name, ".old.XXXXXX", NULL);
+				/* rename() replaces the empty directory mkdtemp() made. */
+				if (mkdtemp(aside) && !rename(top, aside))
+					cache_remove_dir(aside);
+				else
+					rmdir(aside);
+				free(aside);
+			}
+		}
+		free(marker);
+		free(inner);
+		free(tmp);
+	}
+out:
+	if (!rc) {
+		*dir = xstrdup(final);
+		free(*why);
+		*why = NULL;
+	} else if (!*why)
+		*why = xasprintf("%s is there but is not a whole view", final);
+	free(real);
+	free(shim);
+	free(root);
+	free(leaf);
+	free(name);
+	free(base);
+	free(top);
+	free(final);
+	return rc;
+}

@@ -1,0 +1,45 @@
+/* view: a toolkit view, the real toolkit with nvshim as its nvcc.
+ *
+ * Many tools find nvcc as $CUDA_HOME/bin/nvcc or $CUDA_PATH/bin/nvcc, or from a toolkit root
+ * they derive (CMake's FindCUDA and FindCUDAToolkit, PyTorch's extension builder, CuPy's nvcc
+ * backend). A view is a directory that such a tool takes for the toolkit: a symbolic link to
+ * every top-level entry of the real toolkit root but bin/, and a bin/ of links to every entry
+ * of the real bin/ but nvcc, which is a link to nvshim's libexec/nvshim/bin/nvcc. Its include/,
+ * lib64/, nvvm/ and bin/ptxas are the real ones; its nvcc is nvshim.
+ *
+ * A view lives at <cache_dir>/toolkit-view/<name>-<hash>/<name>/ (name: the real root's last name,
+ * which some tools read a version from, as Meson does from cuda-13.0), the hash taken over what
+ * identifies the pair: nvshim's nvcc, the real root (resolved) and the cache_file_key() of the
+ * real nvcc, of the root and of its bin/ (a directory's modification time changes when an
+ * entry is added or removed), so a toolkit that is upgraded, or gains or loses an entry, gets a
+ * new view; old views are left for the shells that still name them.
+ *
+ * It is built under a temporary name in the same directory and renamed into place, so any
+ * number of concurrent first uses see no view or a whole one: the first rename wins, the others
+ * remove their copy and take the winner's.
+ *
+ * The loop guard: the view's .nvshim-real-nvcc is a link to the real nvcc. locate_nvcc() finds
+ * $CUDA_HOME/bin/nvcc to be nvshim itself and takes that link instead, so nvshim run through a
+ * view runs the toolkit the view stands for, never itself.
+ */
+#ifndef NVSHIM_VIEW_H
+#define NVSHIM_VIEW_H
+
+/* The entry of a view that links to the real nvcc. */
+#define VIEW_REAL_NVCC ".nvshim-real-nvcc"
+
+/* The view of the toolkit of real_nvcc (whose resolved path must end in bin/nvcc) with
+ * shim_nvcc (nvshim's nvcc) as its nvcc, made under cache_dir when it is not there. Returns 0
+ * with *dir (xmalloc'ed), or -1 with *why (xmalloc'ed). */
+int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc, char **dir,
+	     char **why);
+
+/* Where view_get() keeps the view of this pair (xmalloc'ed; nothing is made), or NULL. A view
+ * at another path is an older one (the toolkit changed since). */
+char *view_path(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc);
+
+/* If root is a view: the path of the real nvcc it stands for (root/.nvshim-real-nvcc,
+ * xmalloc'ed); NULL otherwise. Whether that is an executable file is for the caller to check. */
+char *view_real_nvcc(const char *root);
+
+#endif
