@@ -1,29 +1,47 @@
 #!/usr/bin/env python3
 """The modules pass on real CUTLASS compiles: nvshim against the real nvcc, alternating.
 
-Cases (each a whole `-c` compile of a CUTLASS example, renamed, modules_rules = false):
-  - nothing to change: example 48 (Hopper GEMM) asked for sm_90a with -gencode (not -arch=sm_90a,
-    which the targets pass makes one pass instead of nvcc's two), and example 14 (an sm80-style
-    GEMM) asked for sm_90. nvshim scans the source, holds stderr and reads the object's kernels
-    after the compile (the stub check); nvcc runs once.
-  - cached verdict: example 48 asked for plain sm_90, after a first build has learnt that it
-    needs sm_90a; nvshim runs one nvcc with sm_90a + compute_90, compared with nvcc given that
-    list itself.
-Prints, per case, the median wall time of each, the median per-pair difference and the ratio,
-as a Markdown table, and the first build's cost (compare + rebuild) once.
+Each case is a pair of whole compiles of a CUTLASS example from the nvidia-cutlass package,
+renamed (modules_rules = false, so no rule helps), run one after the other, the order swapped
+every pair:
+  - first build: example 54 (Hopper FP8 GEMM) and example 48 (Hopper GEMM) with -arch=sm_90 and
+    an empty verdict cache (a new one for each nvshim run: decided before compiling), against the
+    correct hand-written build, -gencode arch=compute_90a,code=sm_90a;
+  - cached: the same -arch=sm_90 line with the verdict of an earlier build (one nvcc: sm_90a and
+    compute_90), against nvcc given that list itself;
+  - nothing arch-specific: a kernel of our own with no library (-arch=sm_90, empty cache each
+    time: its device code preprocesses the same for sm_90a, so the target stays), against
+    plain nvcc;
+  - with --ninja: a ninja build of 8 Hopper examples (-j as the machine has CPUs), -arch=sm_90
+    through nvshim with an empty cache, against the same build with hand-written sm_90a lines.
+Prints a Markdown table: the median of each, the median per-pair difference and the ratio.
 
-    python3 tests/bench/cutlass_bench.py --nvshim build/nvshim [--nvcc ...] [--pairs 3]
+    python3 tests/bench/cutlass_bench.py --nvshim build/nvshim [--nvcc ...] [--pairs 3] [--ninja]
+        [--cases first54,first48,cached,plain]
 """
 import argparse
 import glob
 import os
 import shutil
 import site
-import sys
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+
+NINJA_EXAMPLES = ["48_hopper_warp_specialized_gemm", "49_hopper_gemm_with_collective_builder",
+                  "50_hopper_gemm_with_epilogue_swizzle", "51_hopper_gett", "52_hopper_gather_scatter_fusion",
+                  "53_hopper_gemm_permute", "54_hopper_fp8_warp_specialized_gemm",
+                  "63_hopper_gemm_with_weight_prefetch"]
+PLAIN_KERNEL = r"""
+__global__ void axpy(float a, const float *x, float *y, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		y[i] = a * x[i] + y[i];
+}
+"""
 
 
 def timed(cmd, env, cwd):
@@ -34,61 +52,114 @@ def timed(cmd, env, cwd):
     return (time.perf_counter_ns() - start) / 1e6
 
 
+def cutlass_root():
+    for d in site.getsitepackages() + [site.getusersitepackages()] + sys.path:
+        for p in glob.glob(d + "/cutlass_library/source"):
+            return p
+    raise SystemExit("cutlass_bench: no nvidia-cutlass (scripts/install-deps.sh installs it)")
+
+
+def pairs(n, shim, real, env, work, fresh_cache):
+    s, r = [], []
+    for i in range(n):
+        order = [(shim, s, True), (real, r, False)]
+        if i % 2:
+            order.reverse()
+        for cmd, out, is_shim in order:
+            if is_shim and fresh_cache:
+                env["NVSHIM_CACHE_DIR"] = tempfile.mkdtemp(dir=work)
+            out.append(timed(cmd, env, work))
+    return s, r
+
+
+def ninja_file(path, compiler, sources, flags, targets):
+    with open(path, "w") as f:
+        f.write(f"rule cc\n  command = {compiler} {' '.join(flags)} {' '.join(targets)} -c $in -o $out\n")
+        for src in sources:
+            f.write(f"build {os.path.splitext(src)[0]}.o: cc {src}\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nvshim", required=True)
     ap.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--ninja", action="store_true")
+    ap.add_argument("--cases", default="first54,first48,cached,plain")
     a = ap.parse_args()
-    roots = [p for d in site.getsitepackages() + [site.getusersitepackages()]
-             for p in glob.glob(d + "/cutlass_library/source")] + [p for d in sys.path for p in glob.glob(d + "/cutlass_library/source")]
-    if not roots:
-        raise SystemExit("cutlass_bench: no nvidia-cutlass (scripts/install-deps.sh installs it)")
-    c = roots[0]
+    c = cutlass_root()
+    cases_wanted = set(a.cases.split(","))
     work = tempfile.mkdtemp(prefix="nvshim-cutlass-bench-")
+    os.mkdir(os.path.join(work, ".git"))
     shutil.copy(f"{c}/examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu",
                 os.path.join(work, "my_gemm.cu"))
-    shutil.copy(f"{c}/examples/14_ampere_tf32_tensorop_gemm/ampere_tf32_tensorop_gemm.cu",
-                os.path.join(work, "my_ampere_gemm.cu"))
-    os.mkdir(os.path.join(work, ".git"))
+    shutil.copy(f"{c}/examples/54_hopper_fp8_warp_specialized_gemm/54_hopper_fp8_warp_specialized_gemm.cu",
+                os.path.join(work, "kernels.cu"))
+    with open(os.path.join(work, "axpy.cu"), "w") as f:
+        f.write(PLAIN_KERNEL)
     flags = ["-std=c++17", "--expt-relaxed-constexpr", "-w", f"-I{c}/include", f"-I{c}/tools/util/include",
-             f"-I{c}/examples/common", "-c"]
+             f"-I{c}/examples/common", f"-I{c}/examples/54_hopper_fp8_warp_specialized_gemm", "-c"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NVSHIM_")}
     env.update(HOME=work, NVSHIM_NVCC=os.path.abspath(a.nvcc), NVSHIM_MODULES_RULES="false",
                NVSHIM_VERBOSITY="quiet", NVSHIM_CACHE_DIR=os.path.join(work, "cache"))
     nvshim = os.path.abspath(a.nvshim)
-    g = flags + ["my_gemm.cu", "-o", "g.o"]
-    first = timed([nvshim] + g + ["-arch=sm_90"], env, work)  # learns sm_90a
-    plain_first = timed([a.nvcc] + g + ["-arch=sm_90"], env, work)
-    sm90a = ["-gencode=arch=compute_90a,code=sm_90a"]  # a line no pass changes (-arch=sm_90a is made one pass)
-    cases = [("example 48 for sm_90a (-gencode): nothing to change", [nvshim] + g + sm90a, [a.nvcc] + g + sm90a),
-             ("example 14 (sm80-style) for sm_90: nothing to change",
-              [nvshim] + flags + ["my_ampere_gemm.cu", "-o", "a.o", "-arch=sm_90"],
-              [a.nvcc] + flags + ["my_ampere_gemm.cu", "-o", "a.o", "-arch=sm_90"]),
-             ("example 48 for sm_90, cached verdict (one nvcc: sm_90a + compute_90)", [nvshim] + g + ["-arch=sm_90"],
-              [a.nvcc] + g + ["-gencode=arch=compute_90a,code=sm_90a", "-gencode=arch=compute_90,code=compute_90"])]
+    hand = ["-gencode=arch=compute_90a,code=sm_90a"]
     rows = []
-    for name, shim, real in cases:
-        timed(shim, env, work)  # warm: file caches, the verdict
+    for key, name, src, fresh in (("first54", "example 54, -arch=sm_90, empty cache / hand-written sm_90a", "kernels.cu", True),
+                                  ("first48", "example 48, -arch=sm_90, empty cache / hand-written sm_90a", "my_gemm.cu", True)):
+        if key not in cases_wanted:
+            continue
+        s, r = pairs(a.pairs, [nvshim] + flags + [src, "-o", "f.o", "-arch=sm_90"],
+                     [a.nvcc] + flags + [src, "-o", "h.o"] + hand, env, work, fresh)
+        rows.append((name, s, r))
+    if "cached" in cases_wanted:
+        env["NVSHIM_CACHE_DIR"] = os.path.join(work, "cache")
+        timed([nvshim] + flags + ["kernels.cu", "-o", "f.o", "-arch=sm_90"], env, work)  # the verdict
+        s, r = pairs(a.pairs, [nvshim] + flags + ["kernels.cu", "-o", "f.o", "-arch=sm_90"],
+                     [a.nvcc] + flags + ["kernels.cu", "-o", "h.o", "-gencode=arch=compute_90a,code=sm_90a",
+                                         "-gencode=arch=compute_90,code=compute_90"], env, work, False)
+        rows.append(("example 54, -arch=sm_90, cached / nvcc with sm_90a + compute_90", s, r))
+    if "plain" in cases_wanted:
+        s, r = pairs(max(a.pairs, 5), [nvshim, "-c", "axpy.cu", "-o", "p.o", "-arch=sm_90"],
+                     [a.nvcc, "-c", "axpy.cu", "-o", "q.o", "-arch=sm_90"], env, work, True)
+        rows.append(("a kernel with nothing arch-specific, -arch=sm_90, empty cache / plain nvcc", s, r))
+    if a.ninja:
+        srcs = []
+        for ex in NINJA_EXAMPLES:
+            src = sorted(glob.glob(f"{c}/examples/{ex}/*.cu"))[0]
+            mine = f"n{len(srcs)}_{os.path.basename(src)}"
+            shutil.copy(src, os.path.join(work, mine))
+            srcs.append(mine)
+        nflags = [f for f in flags if f != "-c"] + [f"-I{c}/examples/{ex}" for ex in NINJA_EXAMPLES]
+        shim_dir, real_dir = os.path.join(work, "ns"), os.path.join(work, "nr")
+        for d in (shim_dir, real_dir):
+            os.mkdir(d)
+            for src in srcs:
+                os.symlink(os.path.join(work, src), os.path.join(d, src))
+            os.mkdir(os.path.join(d, ".git"))
+        ninja_file(os.path.join(shim_dir, "build.ninja"), nvshim, srcs, nflags, ["-arch=sm_90"])
+        ninja_file(os.path.join(real_dir, "build.ninja"), a.nvcc, srcs, nflags, hand)
+        jobs = str(os.cpu_count() or 2)
         s, r = [], []
         for i in range(a.pairs):
-            order = [(shim, s), (real, r)]
+            order = [(shim_dir, s, True), (real_dir, r, False)]
             if i % 2:
                 order.reverse()
-            for cmd, out in order:
-                out.append(timed(cmd, env, work))
-        ms, mr = statistics.median(s), statistics.median(r)
-        rows.append((name, mr, ms, statistics.median(x - y for x, y in zip(s, r)), ms / mr))
-    shutil.rmtree(work)
+            for d, out, is_shim in order:
+                subprocess.run(["ninja", "-C", d, "-t", "clean"], stdout=subprocess.DEVNULL)
+                if is_shim:
+                    env["NVSHIM_CACHE_DIR"] = tempfile.mkdtemp(dir=work)
+                out.append(timed(["ninja", "-C", d, "-j", jobs], env, work))
+        rows.append((f"ninja build of {len(srcs)} Hopper examples, -j{jobs}: -arch=sm_90, empty cache / hand-written sm_90a", s, r))
+    shutil.rmtree(work, ignore_errors=True)
     print(f"CUTLASS compiles: {a.pairs} alternating pairs per case, nvcc = {a.nvcc}, {os.cpu_count()} CPUs")
     print()
-    print("| case | nvcc median | nvshim median | median added per pair | ratio |")
+    print("| case | nvcc (or the hand-written build) median | nvshim median | median added per pair | ratio |")
     print("|---|---|---|---|---|")
-    for name, mr, ms, d, r in rows:
-        print(f"| {name} | {mr / 1000:.2f} s | {ms / 1000:.2f} s | {d / 1000:+.3f} s | {r:.4f} |")
-    print()
-    print(f"First build of example 48 for plain sm_90 (compile, compare with sm_90a, rebuild): "
-          f"{first / 1000:.2f} s, plain nvcc's (GEMM compiled out) {plain_first / 1000:.2f} s, ratio {first / plain_first:.2f}")
+    for name, s, r in rows:
+        ms, mr = statistics.median(s), statistics.median(r)
+        d = statistics.median(x - y for x, y in zip(s, r))
+        print(f"| {name} | {mr / 1000:.2f} s | {ms / 1000:.2f} s | {d / 1000:+.3f} s | {ms / mr:.3f} |")
 
 
 if __name__ == "__main__":
