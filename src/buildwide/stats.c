@@ -22,8 +22,9 @@
  * and a sum stops there. */
 #define STATS_MAX_MS 1e15
 
-static const char *const kind_names[STATS_NKINDS] = { "rule", "dropped", "renamed", "upgraded", "source" };
-static const char kind_letters[STATS_NKINDS + 1] = "rdnus";
+static const char *const kind_names[STATS_NKINDS] = { "rule", "dropped", "renamed", "upgraded", "source",
+							 "method" };
+static const char kind_letters[STATS_NKINDS + 1] = "rdnusm";
 
 const char *stats_kind_name(enum stats_kind k) { return kind_names[k]; }
 
@@ -231,8 +232,15 @@ void stats_entry_from_notes(struct stats_entry *e, const struct argv *notes)
 		size_t rlen = (size_t)(note + len - 1 - rule);
 		char *r = xstrndup(rule, rlen);
 		char *text = xstrndup(note, tlen);
-		if (strcmp(r, "cc.nvcc") && strcmp(r, "cc.translate"))
+		if (strcmp(r, "cc.nvcc") && strcmp(r, "cc.translate") && strcmp(r, "modules.method"))
 			e->rewritten = 1;
+		/* one per source's note: how its targets were decided */
+		if (!strcmp(r, "modules.method"))
+			argv_push(&e->items[STATS_METHOD], "preprocessing");
+		else if (!strcmp(r, "modules.stubs"))
+			argv_push(&e->items[STATS_METHOD], "object");
+		else if (!strcmp(r, "modules.probe"))
+			argv_push(&e->items[STATS_METHOD], "probe");
 		push_unique(&e->items[STATS_RULE], r, rlen);
 		const char *end;
 		if (!strcmp(r, "targets.unsupported")) {
@@ -790,7 +798,8 @@ static int by_count(const void *a, const void *b)
 
 static const char *const kind_titles[STATS_NKINDS] = { "rewrites by rule", "targets dropped",
 						       "targets renamed", "targets upgraded",
-						       "sources with per-source decisions" };
+						       "sources with per-source decisions",
+						       "targets decided by (sources)" };
 
 static void print_counts(const struct stats_counts *c, FILE *out)
 {
@@ -841,7 +850,8 @@ static void json_string(FILE *out, const char *s)
 
 static void json_counts(const struct stats_counts *c, FILE *out)
 {
-	static const char *const keys[STATS_NKINDS] = { "rules", "dropped", "renamed", "upgraded", "sources" };
+	static const char *const keys[STATS_NKINDS] = { "rules", "dropped", "renamed", "upgraded", "sources",
+							"methods" };
 	fprintf(out, "\"invocations\":%llu,\"rewritten\":%llu,\"notes_quieted\":%llu,\"probes\":%llu,"
 		"\"cache_hits\":%llu,\"added_ms\":%.3f",
 		c->invocations, c->rewritten, c->quieted, c->probes, c->hits, c->added_ms);

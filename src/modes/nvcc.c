@@ -452,12 +452,12 @@ static void nvcc_replan(struct session *s, struct plan *plan, struct nvcc_passes
 		if (!seen)
 			nvcc_say_note(s, plan->notes.v[i]);
 	}
-	/* what was said stays in the plan, for the log and the record */
+	/* how the targets were decided stays in the plan, for the log and the record */
 	for (size_t k = 0; k < said.n; k++) {
 		int kept = 0;
 		for (size_t i = 0; i < plan->notes.n && !kept; i++)
 			kept = !strcmp(said.v[k], plan->notes.v[i]);
-		if (!kept && strstr(said.v[k], "[modules.decide]"))
+		if (!kept && strstr(said.v[k], "[modules.method]"))
 			argv_push(&plan->notes, said.v[k]);
 	}
 	argv_release(&said);

@@ -764,7 +764,7 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 			if (verdict_store(&s->verdict, cfg->cache_dir, s->key))
 				warning("modules: cannot store the verdict for %s in %s: %s", s->path, cfg->cache_dir,
 					strerror(errno));
-			plan_note(plan, "modules.decide", "%s: targets decided before compiling by preprocessing the "
+			plan_note(plan, "modules.method", "%s: targets decided before compiling by preprocessing the "
 				  "device code for %s and its arch-specific forms: %s (%.0f ms)", lbasename(s->path),
 				  arch_format(&todo[0].code, c0, sizeof(c0)),
 				  moved ? "they differ" : left ? "only the a form differs, the object decides" : "the same", ms);

@@ -106,6 +106,34 @@ check "feat90: explain shows the decision from the cached verdict" contains "$ou
 "$NVSHIM" -c feat90.cu -isystem inc -o f6.o -arch=sm_90 --nvshim-log-file="$WORK/log.json" 2>/dev/null
 check "feat90: the JSON log records the decision" grep -q 'modules.decide' "$WORK/log.json"
 
+# The same decision in every path a compile can take (each with an empty verdict cache).
+fresh() { export NVSHIM_CACHE_DIR="$WORK/cache-$1"; }
+unique() { embedded "$1" | tr ' ' '\n' | sort -u | tr '\n' ' ' | sed 's/ $//'; }
+CC_DIR="${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}/libexec/nvshim/cc"
+fresh dc
+"$NVSHIM" -dc feat90.cu -isystem inc -o d1.o -arch=sm_90 2>"$WORK/err" &&
+	"$NVSHIM" -dlink d1.o -o d1_link.o -arch=sm_90 2>>"$WORK/err"
+check "paths: -dc, then -dlink: sm_90a in the relocatable object" test "$(embedded d1.o)" = "elf:sm_90a ptx:sm_90" -a -s d1_link.o
+fresh two
+"$NVSHIM" -c feat90.cu tuned.cu -isystem inc -arch=sm_90 2>"$WORK/err"
+check "paths: two sources on one line: sm_90a for the library code, sm_90 for the other" \
+	test "$(embedded feat90.o)" = "elf:sm_90a ptx:sm_90" -a "$(embedded tuned.o)" = "elf:sm_90 ptx:sm_90"
+fresh cc
+"$CC_DIR/gcc" -c feat90.cu -isystem inc -o cc1.o -arch=sm_90 2>"$WORK/err"
+check "paths: CC mode (gcc -c x.cu): sm_90a" test "$(embedded cc1.o)" = "elf:sm_90a ptx:sm_90"
+fresh shared
+"$NVSHIM" -shared -Xcompiler -fPIC feat90.cu -isystem inc -o libfeat.so -arch=sm_90 2>"$WORK/err"
+check "paths: -shared: sm_90a in the library" test "$(unique libfeat.so)" = "elf:sm_90a ptx:sm_90"
+if command -v ccache >/dev/null; then
+	fresh ccache
+	CCACHE_DIR="$WORK/ccache" NVSHIM_LAUNCHER=ccache "$NVSHIM" -c feat90.cu -isystem inc -o cc2.o -arch=sm_90 2>"$WORK/err"
+	check "paths: ccache in front (launcher): sm_90a" test "$(embedded cc2.o)" = "elf:sm_90a ptx:sm_90"
+	CCACHE_DIR="$WORK/ccache" NVSHIM_LAUNCHER=ccache "$NVSHIM" -c feat90.cu -isystem inc -o cc3.o -arch=sm_90 2>"$WORK/err"
+	check "paths: ccache in front: the second build is a hit, with the decided list" \
+		sh -c "CCACHE_DIR='$WORK/ccache' ccache -s 2>/dev/null | grep -Eq '(cache hit|Hits).*[1-9]' && test '$(embedded cc3.o)' = 'elf:sm_90a ptx:sm_90'"
+fi
+unset NVSHIM_CACHE_DIR
+
 # sm_100: the a form where only __CUDA_ARCH_FEAT_SM100_ALL builds the code, the f form (which
 # also runs on sm_103) where __CUDA_ARCH_FAMILY_SPECIFIC__ does.
 "$NVSHIM" -c feat100a.cu -isystem inc -o g1.o -arch=sm_100 2>"$WORK/err"
