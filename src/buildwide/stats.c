@@ -22,8 +22,9 @@
  * and a sum stops there. */
 #define STATS_MAX_MS 1e15
 
-static const char *const kind_names[STATS_NKINDS] = { "rule", "dropped", "renamed", "upgraded", "source" };
-static const char kind_letters[STATS_NKINDS + 1] = "rdnus";
+static const char *const kind_names[STATS_NKINDS] = { "rule", "dropped", "renamed", "upgraded", "source",
+							      "not_built" };
+static const char kind_letters[STATS_NKINDS + 1] = "rdnuso";
 
 const char *stats_kind_name(enum stats_kind k) { return kind_names[k]; }
 
@@ -240,6 +241,8 @@ void stats_entry_from_notes(struct stats_entry *e, const struct argv *notes)
 				push_list(&e->items[STATS_RENAMED], text + 8, (size_t)(end - text - 8));
 			else if (starts(text, "dropped ") && (end = strstr(text, ": not supported")))
 				push_list(&e->items[STATS_DROPPED], text + 8, (size_t)(end - text - 8));
+		} else if (!strcmp(r, "targets.only") && (end = strstr(text, "; not built: "))) {
+			push_list(&e->items[STATS_NOT_BUILT], end + 13, strlen(end + 13));
 		} else if (starts(r, "modules") && (end = strstr(text, ": ")) && end > text &&
 			   !memchr(text, ' ', (size_t)(end - text))) {
 			/* "<source>: dropped A, B: why" and "<source>: A -> B, C -> D: why" */
@@ -790,7 +793,8 @@ static int by_count(const void *a, const void *b)
 
 static const char *const kind_titles[STATS_NKINDS] = { "rewrites by rule", "targets dropped",
 						       "targets renamed", "targets upgraded",
-						       "sources with per-source decisions" };
+						       "sources with per-source decisions",
+						       "targets not built (targets_only)" };
 
 static void print_counts(const struct stats_counts *c, FILE *out)
 {
@@ -841,7 +845,8 @@ static void json_string(FILE *out, const char *s)
 
 static void json_counts(const struct stats_counts *c, FILE *out)
 {
-	static const char *const keys[STATS_NKINDS] = { "rules", "dropped", "renamed", "upgraded", "sources" };
+	static const char *const keys[STATS_NKINDS] = { "rules", "dropped", "renamed", "upgraded", "sources",
+							"not_built" };
 	fprintf(out, "\"invocations\":%llu,\"rewritten\":%llu,\"notes_quieted\":%llu,\"probes\":%llu,"
 		"\"cache_hits\":%llu,\"added_ms\":%.3f",
 		c->invocations, c->rewritten, c->quieted, c->probes, c->hits, c->added_ms);

@@ -79,6 +79,18 @@ const struct config_item config_items[] = {
 	CHOICE(when_no_arch, "keep|devices",
 	       "A command line without any target option: keep nvcc's default, or build for the "
 	       "detected GPUs (rule targets.no_arch)."),
+	ITEM(targets_only, CONF_STRING, 0, NULL,
+	     "Build only for these GPUs, whatever targets the project asks for: devices (the GPUs of "
+	     "this machine, as nvshim doctor lists them; fallback_archs when there are none) or "
+	     "compute capabilities such as 90 or 80,90. Each compile keeps, for each of these GPUs, "
+	     "the requested targets the GPU would load (its best machine code, else its best PTX); "
+	     "when no requested target runs on them, their own targets. For a development build; "
+	     "the modules pass still applies. Empty: off (rule targets.only)."),
+	CHOICE(forward_ptx, "off|highest",
+	       "highest: a compile whose targets have machine code but no PTX for the highest of them "
+	       "also embeds that target's PTX (compute_NN, plain form), so that GPUs newer than the "
+	       "list can run the code through the driver's JIT; off: the list as given (rule "
+	       "targets.forward_ptx)."),
 	ITEM(link_lcuda, CONF_BOOL, 0, NULL,
 	     "Add -lcuda to a link whose objects call the CUDA driver API (cuTensorMapEncodeTiled, "
 	     "cuGetProcAddress, ...) and nothing on the line provides it, with the toolkit's stubs "
