@@ -17,17 +17,20 @@ int cache_dir_check(const char *dir, const char **why)
 	 * write to: one that another user makes at that path first (a predictable name under
 	 * /tmp) is then seen and refused. One that cannot be made is left to the writes, which
 	 * fail and say so. */
-	if (lstat(dir, &sb) && errno == ENOENT && (cache_mkdirs(dir) || lstat(dir, &sb)))
-		return 0;
 	if (lstat(dir, &sb)) {
-		*why = "cannot be read";
-		return -1;
+		if (errno == ENOENT && (cache_mkdirs(dir) || lstat(dir, &sb)))
+			return 0;
+		if (lstat(dir, &sb)) {
+			*why = "cannot be read";
+			return -1;
+		}
 	}
 	if (S_ISLNK(sb.st_mode) && sb.st_uid != geteuid()) {
 		*why = "is a symbolic link owned by another user";
 		return -1;
 	}
-	if (stat(dir, &sb)) {
+	/* a link: what it points to is checked */
+	if (S_ISLNK(sb.st_mode) && stat(dir, &sb)) {
 		*why = "cannot be read";
 		return -1;
 	}

@@ -136,7 +136,7 @@ void session_tool_starting(void)
 void session_record(const struct session *s, const struct plan *plan)
 {
 	static int recorded; /* once per invocation, even when an exec failed */
-	if (recorded++ || !s->cfg.stats || !s->cfg.cache_dir || !*s->cfg.cache_dir)
+	if (recorded++ || s->no_record || !s->cfg.stats || !s->cfg.cache_dir || !*s->cfg.cache_dir)
 		return;
 	struct stats_entry e;
 	const struct build *b = build_current(session_env);
