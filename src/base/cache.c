@@ -79,7 +79,7 @@ void cache_remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-char *cache_read(const char *path)
+char *cache_read_len(const char *path, size_t *lenp)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -97,9 +97,16 @@ char *cache_read(const char *path)
 	}
 	fclose(f);
 	if (!text)
-		return xstrdup("");
+		text = xstrdup("");
 	text[len] = '\0';
+	*lenp = len;
 	return text;
+}
+
+char *cache_read(const char *path)
+{
+	size_t len;
+	return cache_read_len(path, &len);
 }
 
 int cache_write(const char *dir, const char *path, const char *text)

@@ -15,6 +15,7 @@
 #include <libiberty.h>
 
 #include "model/rules.h"
+#include "base/cache.h"
 #include "base/fault.h"
 #include "base/inifile.h"
 
@@ -488,18 +489,15 @@ static int on_setting(void *user, const char *section, const char *name, const c
 
 /* The offset of the first byte that no text file holds (NUL, a control character other than
  * tab, CR and LF), or -1; the stream is rewound. */
-static long binary_offset(FILE *fp, int *byte)
+static long binary_offset(const char *text, size_t len, int *byte)
 {
-	long off = 0;
-	int ch;
-	while ((ch = fgetc(fp)) != EOF) {
+	for (size_t off = 0; off < len; off++) {
+		unsigned char ch = (unsigned char)text[off];
 		if (ch == 0 || ch == 0x7f || (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')) {
 			*byte = ch;
-			return off;
+			return (long)off;
 		}
-		off++;
 	}
-	rewind(fp);
 	return -1;
 }
 
@@ -507,7 +505,6 @@ int config_load_file(struct config *c, const char *path, enum config_layer layer
 {
 	struct file_state st = { c, INIFILE_INIT(path, &c->problems), NULL, layer, NULL };
 	struct stat sb;
-	FILE *fp;
 
 	if (!path || stat(path, &sb))
 		return 0;
@@ -519,25 +516,27 @@ int config_load_file(struct config *c, const char *path, enum config_layer layer
 		problem(c, "%s: cannot read: injected fault (NVSHIM_FAULT)", path);
 		return 0;
 	}
-	fp = fopen(path, "r");
-	if (!fp) {
+	/* Read once, in one piece: every invocation reads the installed file. */
+	size_t len = 0;
+	char *text = cache_read_len(path, &len);
+	if (!text) {
 		problem(c, "%s: cannot read: %s", path, strerror(errno));
 		return 0;
 	}
 	int byte = 0;
-	long off = binary_offset(fp, &byte);
+	long off = binary_offset(text, len, &byte);
 	if (off >= 0) {
 		problem(c, "%s: not a text file (byte 0x%02x at offset %ld); ignored", path, byte, off);
-		fclose(fp);
+		free(text);
 		return 0;
 	}
 	const char *slash = strrchr(path, '/');
 	st.dir = slash ? xstrndup(path, (size_t)(slash - path + (slash == path))) : NULL;
 	st.ini.on_section = on_section;
-	int rc = inifile_read_file(&st.ini, fp, on_setting, &st);
+	int rc = inifile_read_text(&st.ini, text, on_setting, &st);
 	if (rc > 0)
 		problem(c, "%s:%d: not a valid line (expected 'name = value' or '[section]')", path, rc);
-	fclose(fp);
+	free(text);
 	free(st.dir);
 	free(st.glob);
 	argv_pushf(&c->files, "%s (%s)", path, layer_names[layer]);
