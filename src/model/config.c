@@ -491,14 +491,33 @@ static int on_setting(void *user, const char *section, const char *name, const c
  * tab, CR and LF), or -1; the stream is rewound. */
 static long binary_offset(const char *text, size_t len, int *byte)
 {
-	for (size_t off = 0; off < len; off++) {
-		unsigned char ch = (unsigned char)text[off];
-		if (ch == 0 || ch == 0x7f || (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')) {
-			*byte = ch;
-			return (long)off;
+	/* control characters but tab, newline and carriage return; a NUL ends strcspn() too */
+	static const char bad[] = "\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14"
+				  "\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f";
+	size_t off = strcspn(text, bad);
+	if (off >= len)
+		return -1;
+	*byte = (unsigned char)text[off];
+	return (long)off;
+}
+
+/* 1 if the text holds nothing but blank lines, comments and [nvshim] section lines (as the
+ * installed file that `nvshim config --template` writes does): there is nothing to parse. */
+static int nothing_set(const char *text)
+{
+	for (const char *p = text; *p;) {
+		p += strspn(p, " \t\r");
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len && *p != ';' && *p != '#') {
+			if (len < 8 || strncmp(p, "[nvshim]", 8) || strspn(p + 8, " \t\r") != len - 8)
+				return 0;
 		}
+		if (!end)
+			break;
+		p = end + 1;
 	}
-	return -1;
+	return 1;
 }
 
 int config_load_file(struct config *c, const char *path, enum config_layer layer)
@@ -533,7 +552,7 @@ int config_load_file(struct config *c, const char *path, enum config_layer layer
 	const char *slash = strrchr(path, '/');
 	st.dir = slash ? xstrndup(path, (size_t)(slash - path + (slash == path))) : NULL;
 	st.ini.on_section = on_section;
-	int rc = inifile_read_text(&st.ini, text, on_setting, &st);
+	int rc = nothing_set(text) ? 0 : inifile_read_text(&st.ini, text, on_setting, &st);
 	if (rc > 0)
 		problem(c, "%s:%d: not a valid line (expected 'name = value' or '[section]')", path, rc);
 	free(text);
