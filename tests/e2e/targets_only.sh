@@ -135,7 +135,17 @@ if command -v ccache >/dev/null; then
 	check "ccache behind nvshim: the first setting again is a hit" \
 		test "$(ccache --print-stats | awk -F'\t' '$1 ~ /cache_hit$/ { h += $2 } END { print h + 0 }')" -ge 1
 	holds "... with sm_90 only" c3.o "elf:sm_90"
-	unset CCACHE_DIR CCACHE_CONFIGPATH
+	# ccache in front of nvshim (CMAKE_CUDA_COMPILER_LAUNCHER=ccache): the setting is in nvshim's
+	# fingerprint, and nvcc -E gets the compile's list, so another setting is another entry.
+	export CCACHE_COMPILERCHECK='%compiler% --nvshim-fingerprint'
+	NVSHIM_TARGETS_ONLY=90 ccache "$NV" -c k.cu -o f1.o "${NINE[@]}" 2>/dev/null
+	holds "ccache in front of nvshim: sm_90 only" f1.o "elf:sm_90"
+	NVSHIM_TARGETS_ONLY=120 ccache "$NV" -c k.cu -o f2.o "${NINE[@]}" 2>/dev/null
+	holds "ccache in front of nvshim: targets_only = 120 is not served sm_90 from the cache" f2.o "elf:sm_120"
+	ccache "$NV" -c k.cu -o f3.o "${NINE[@]}" 2>/dev/null
+	holds "ccache in front of nvshim: targets_only unset: all nine" f3.o \
+		"elf:sm_100 elf:sm_103 elf:sm_110 elf:sm_120 elf:sm_121 elf:sm_75 elf:sm_80 elf:sm_87 elf:sm_90"
+	unset CCACHE_DIR CCACHE_CONFIGPATH CCACHE_COMPILERCHECK
 else
 	skip "ccache" "ccache is not installed"
 fi
