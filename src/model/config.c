@@ -85,7 +85,7 @@ const struct config_item config_items[] = {
 	     "this machine, as nvshim doctor lists them; fallback_archs when there are none) or "
 	     "compute capabilities such as 90 or 80,90. Each compile keeps, for each of these GPUs, "
 	     "the requested targets the GPU would load (its best machine code, else its best PTX); "
-	     "when no requested target runs on them, their own targets. For a development build; "
+	     "a GPU that no requested target runs on gets its own target. For a development build; "
 	     "the modules pass still applies. Empty: off (rule targets.only)."),
 	CHOICE(forward_ptx, "off|highest",
 	       "highest: a compile whose targets have machine code but no PTX for the highest of them "

@@ -32,6 +32,7 @@ void session_init(struct session *s, int n, char **args)
 void session_init_report(struct session *s, int n, char **args, int report)
 {
 	s->start_ms = runner_now_ms();
+	s->no_record = 0;
 	locate_self(&s->self);
 	argv_init(&s->args);
 	argv_init(&s->path_store);

@@ -208,8 +208,9 @@ static int only_gpus(const struct targets_context *ctx, const struct devices **d
 }
 
 /* targets_only: keeps, for each GPU, the targets it would load: its best machine code (the
- * highest number that runs on it, LTO-IR counted as machine code), else its best PTX. When
- * no target runs on any of them, their own targets instead. Says what the build is for. */
+ * highest number that runs on it, LTO-IR counted as machine code), else its best PTX. A GPU
+ * that no target runs on gets its own target (as ensure_devices would add it). Says what the
+ * build is for. */
 static void only_apply(struct arch_list *out, const struct targets_context *ctx, const struct devices **devs,
 		       struct plan *plan)
 {
@@ -221,8 +222,9 @@ static void only_apply(struct arch_list *out, const struct targets_context *ctx,
 		return;
 	}
 	char *keep = XCNEWVEC(char, out->n + 1);
-	struct argv gpus = ARGV_INIT, gone = ARGV_INIT;
-	size_t kept = 0;
+	struct argv gpus = ARGV_INIT, gone = ARGV_INIT, added = ARGV_INIT, cannot = ARGV_INIT;
+	struct arch_list own;
+	arch_list_init(&own);
 	for (size_t k = 0; k < g.n; k++) {
 		unsigned cc = g.v[k].cc;
 		int dup = 0;
@@ -244,7 +246,17 @@ static void only_apply(struct arch_list *out, const struct targets_context *ctx,
 			if ((e.kind == ARCH_VIRTUAL) == ptx && best[ptx] && e.num == best[ptx] && code_runs_on(e, cc))
 				keep[i] = 1;
 		}
+		if (best[0] || best[1])
+			continue;
+		struct arch a = { ARCH_REAL, cc, 0 };
+		if (toolkit_accepts(ctx->tk, &a)) {
+			add_sass(&own, cc);
+			argv_pushf(&added, "sm_%u", cc);
+		} else {
+			argv_pushf(&cannot, "sm_%u", cc);
+		}
 	}
+	size_t kept = 0;
 	for (size_t i = 0; i < out->n; i++) {
 		kept += keep[i];
 		if (!keep[i]) {
@@ -260,36 +272,47 @@ static void only_apply(struct arch_list *out, const struct targets_context *ctx,
 	char *what = src ? xasprintf("devices (%s)", src) : xstrdup(ctx->cfg->targets_only);
 	char *for_gpus = argv_join(&gpus, ", ");
 	char *not_built = argv_join(&gone, ", ");
-	if (!kept) {
-		struct arch_list own;
-		arch_list_init(&own);
-		add_devices(&own, &g, ctx->tk, NULL);
-		if (own.n) {
-			arch_list_release(out);
-			*out = own;
-			plan_note(plan, "targets.only", "targets_only = %s: no requested target runs on %s: "
-				  "building for %s instead; not built: %s", what, for_gpus, for_gpus, not_built);
-		} else {
-			arch_list_release(&own);
-			plan_note(plan, "targets.only", "targets_only = %s: no requested target runs on %s "
-				  "and nvcc %u.%u cannot build for it: the requested targets are kept", what,
-				  for_gpus, ctx->tk->major, ctx->tk->minor);
-		}
-	} else if (kept < out->n) {
+	char *own_list = argv_join(&added, ", ");
+	char *unbuildable = argv_join(&cannot, ", ");
+	char version[32];
+	snprintf(version, sizeof(version), "%u.%u", ctx->tk->major, ctx->tk->minor);
+	if (!kept && !own.n) {
+		plan_note(plan, "targets.only", "targets_only = %s: no requested target runs on %s and nvcc %s "
+			  "cannot build for it: the requested targets are kept", what, for_gpus, version);
+	} else if (kept < out->n || own.n) {
 		size_t n = 0;
 		for (size_t i = 0; i < out->n; i++)
 			if (keep[i])
 				out->v[n++] = out->v[i];
 		out->n = n;
-		plan_note(plan, "targets.only", "targets_only = %s: this build's code runs only on %s; not "
-			  "built: %s", what, for_gpus, not_built);
+		for (size_t i = 0; i < own.n; i++)
+			arch_list_add(out, &own.v[i]);
+		char *extra = cannot.n ? xasprintf(" (nvcc %s cannot build for %s)", version, unbuildable) : xstrdup("");
+		char *tail = gone.n ? concat("; not built: ", not_built, NULL) : xstrdup("");
+		if (!kept)
+			plan_note(plan, "targets.only", "targets_only = %s: no requested target runs on %s: "
+				  "building for %s instead%s%s", what, for_gpus, own_list, extra, tail);
+		else if (own.n)
+			plan_note(plan, "targets.only", "targets_only = %s: this build's code runs only on %s "
+				  "(%s added: no requested target runs on it)%s%s", what, for_gpus, own_list,
+				  extra, tail);
+		else
+			plan_note(plan, "targets.only", "targets_only = %s: this build's code runs only on %s%s%s",
+				  what, for_gpus, extra, tail);
+		free(tail);
+		free(extra);
 	}
 	free(what);
 	free(for_gpus);
 	free(not_built);
+	free(own_list);
+	free(unbuildable);
 	free(keep);
+	arch_list_release(&own);
 	argv_release(&gpus);
 	argv_release(&gone);
+	argv_release(&added);
+	argv_release(&cannot);
 	devices_release(&g);
 }
 

@@ -14,8 +14,8 @@
  *   targets.no_arch        a line with no target option is kept unless when_no_arch = devices
  *   targets.only           targets_only (devices, or compute capabilities): each GPU keeps the
  *                          requested targets it would load (its best machine code, else its best
- *                          PTX), the others are not built; when none runs on them, their own
- *                          targets; ensure_devices is then not applied
+ *                          PTX), the others are not built; a GPU none runs on gets its own
+ *                          target; ensure_devices is then not applied
  *   targets.forward_ptx    forward_ptx = highest: machine code without plain PTX for its highest
  *                          target gets that target's PTX (not in -cubin, -ptx, -optix-ir, -ltoir)
  * -arch=all and -arch=all-major are left to nvcc; duplicates go, the user's order stays.

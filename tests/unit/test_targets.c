@@ -312,3 +312,20 @@ Test(targets, forward_ptx)
 	expect("-c k.cu -arch=compute_80", NULL, "forward_ptx=highest", "-c k.cu -arch=compute_80", NULL);
 	expect("-c k.cu -arch=sm_80", NULL, "forward_ptx=off", "-c k.cu -arch=sm_80", NULL);
 }
+
+/* targets_only with several GPUs: one the list does not serve gets its own target. */
+Test(targets, only_several_gpus)
+{
+	expect("-c k.cu -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 "
+	       "-gencode arch=compute_75,code=sm_75", NULL, "targets_only=90,100",
+	       "-c k.cu -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_100,code=sm_100",
+	       "targets_only = 90,100: this build's code runs only on sm_90, sm_100 (sm_100 added: no "
+	       "requested target runs on it); not built: sm_80, sm_75 [targets.only]");
+	expect("-c k.cu -gencode arch=compute_90,code=sm_90", NULL, "targets_only=90,100",
+	       "-c k.cu -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_100,code=sm_100",
+	       "runs only on sm_90, sm_100 (sm_100 added: no requested target runs on it) [targets.only]");
+	/* a GPU nvcc 13.0 cannot build for is named */
+	expect("-c k.cu -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90", NULL,
+	       "targets_only=70,90", "-c k.cu -gencode=arch=compute_90,code=sm_90",
+	       "runs only on sm_70, sm_90 (nvcc 13.0 cannot build for sm_70); not built: sm_80");
+}
