@@ -421,7 +421,37 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 			goto done;
 		}
 	} else if (req.all || req.all_major) {
-		goto done;
+		/* Every target nvcc has: with targets_only, each GPU's best is its own (all-major: its
+		 * major's, when nvcc has it). */
+		struct devices g;
+		const char *src;
+		devices_init(&g);
+		if (!cfg->targets_only || !*cfg->targets_only || only_gpus(ctx, &devs, plan, &g, &src)) {
+			devices_release(&g);
+			goto done;
+		}
+		struct argv gpus = ARGV_INIT;
+		for (size_t k = 0; k < g.n; k++) {
+			struct arch a = { ARCH_REAL, req.all_major ? g.v[k].cc / 10 * 10 : g.v[k].cc, 0 };
+			if (!toolkit_accepts(tk, &a))
+				a.num = g.v[k].cc;
+			if (toolkit_accepts(tk, &a)) {
+				add_sass(&out, a.num);
+				argv_pushf(&gpus, "sm_%u", g.v[k].cc);
+			}
+		}
+		devices_release(&g);
+		if (out.n) {
+			char *list = names_of(&gpus);
+			char *what = src ? xasprintf("devices (%s)", src) : xstrdup(cfg->targets_only);
+			plan_note(plan, "targets.only", "targets_only = %s: -arch=%s builds for every GPU; this "
+				  "build's code runs only on %s", what, req.all ? "all" : "all-major", list);
+			free(what);
+			free(list);
+		}
+		argv_release(&gpus);
+		if (!out.n)
+			goto done;
 	} else {
 		for (size_t i = 0; i < req.n; i++)
 			arch_list_add(&out, &req.v[i]);

@@ -7,7 +7,7 @@
 # The sdist: $SDIST, else tests/gpu/sdist/causal_conv1d-1.7.0.tar.gz (fetched on a machine with
 # network: pip download --no-deps --no-binary :all: causal-conv1d==1.7.0). Its setup.py asks for
 # nine -gencode targets on CUDA 13 (75, 80, 87, 90, 100, 120, 103, 110, 121) and --threads 4.
-# PLAIN_TIMEOUT (default 420 s) caps the plain build, which then reports how long it ran before
+# PLAIN_TIMEOUT (default 360 s) caps the plain build, which then reports how long it ran before
 # it was stopped; SHIM_TIMEOUT (default 150 s) caps the build through nvshim. MAX_JOBS defaults
 # to the number of CPUs.
 NVSHIM=$1
@@ -15,7 +15,7 @@ NVCC=${2:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 GPUDIR="$(cd "$(dirname "$0")" && pwd)"
 . "$GPUDIR/../e2e/lib.sh"
 SDIST=${SDIST:-$GPUDIR/sdist/causal_conv1d-1.7.0.tar.gz}
-PLAIN_TIMEOUT=${PLAIN_TIMEOUT:-420}
+PLAIN_TIMEOUT=${PLAIN_TIMEOUT:-360}
 SHIM_TIMEOUT=${SHIM_TIMEOUT:-150}
 export MAX_JOBS=${MAX_JOBS:-$(nproc)}
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then

@@ -329,3 +329,13 @@ Test(targets, only_several_gpus)
 	       "targets_only=70,90", "-c k.cu -gencode=arch=compute_90,code=sm_90",
 	       "runs only on sm_70, sm_90 (nvcc 13.0 cannot build for sm_70); not built: sm_80");
 }
+
+/* -arch=all and all-major hold every GPU's target: targets_only keeps the GPUs'. */
+Test(targets, only_all)
+{
+	expect("-c k.cu -arch=all", NULL, "targets_only=90", "-c k.cu -gencode=arch=compute_90,code=sm_90",
+	       "targets_only = 90: -arch=all builds for every GPU; this build's code runs only on sm_90 [targets.only]");
+	expect("-c k.cu -arch=all-major", NULL, "targets_only=86", "-c k.cu -gencode=arch=compute_80,code=sm_80",
+	       "-arch=all-major builds for every GPU; this build's code runs only on sm_86");
+	expect("-c k.cu -arch=all", NULL, NULL, "-c k.cu -arch=all", NULL);
+}
