@@ -33,8 +33,11 @@ if [ ! -f "$SDIST" ]; then
 	finish
 	exit
 fi
+# nvshim under the name nvcc (build tree or install), as an absolute path: the builds run elsewhere.
 NV=$(dirname "$NVSHIM")/libexec/nvshim/bin/nvcc
 [ -x "$NV" ] || NV=$(dirname "$NVSHIM")/../libexec/nvshim/bin/nvcc
+NV=$(cd "$(dirname "$NV")" && pwd)/nvcc
+NVCC=$(cd "$(dirname "$NVCC")" && pwd)/$(basename "$NVCC")
 REAL=$(cd "$(dirname "$NVCC")/.." && pwd)
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '. ')
 echo "# GPU: $(nvidia-smi -L | head -1), compute capability $cc; $(nproc) CPUs, MAX_JOBS=$MAX_JOBS"
