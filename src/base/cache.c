@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,17 +18,20 @@ int cache_dir_check(const char *dir, const char **why)
 	 * write to: one that another user makes at that path first (a predictable name under
 	 * /tmp) is then seen and refused. One that cannot be made is left to the writes, which
 	 * fail and say so. */
-	if (lstat(dir, &sb) && errno == ENOENT && (cache_mkdirs(dir) || lstat(dir, &sb)))
-		return 0;
 	if (lstat(dir, &sb)) {
-		*why = "cannot be read";
-		return -1;
+		if (errno == ENOENT && (cache_mkdirs(dir) || lstat(dir, &sb)))
+			return 0;
+		if (lstat(dir, &sb)) {
+			*why = "cannot be read";
+			return -1;
+		}
 	}
 	if (S_ISLNK(sb.st_mode) && sb.st_uid != geteuid()) {
 		*why = "is a symbolic link owned by another user";
 		return -1;
 	}
-	if (stat(dir, &sb)) {
+	/* a link: what it points to is checked */
+	if (S_ISLNK(sb.st_mode) && stat(dir, &sb)) {
 		*why = "cannot be read";
 		return -1;
 	}
@@ -79,27 +83,45 @@ void cache_remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-char *cache_read(const char *path)
+char *cache_read_len(const char *path, size_t *lenp)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return NULL;
-	char *text = NULL;
-	size_t len = 0, alloc = 0, got;
-	char buf[4096];
-	while ((got = fread(buf, 1, sizeof(buf), f)) > 0) {
-		if (len + got + 1 > alloc) {
-			alloc = (len + got + 1) * 2;
+	/* One read for a file whose size fstat() tells (the installed settings, every run). */
+	struct stat sb;
+	size_t alloc = !fstat(fd, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 2 : 4096;
+	char *text = XNEWVEC(char, alloc);
+	size_t len = 0;
+	for (;;) {
+		if (len + 1 >= alloc) {
+			alloc *= 2;
 			text = XRESIZEVEC(char, text, alloc);
 		}
-		memcpy(text + len, buf, got);
-		len += got;
+		ssize_t got = read(fd, text + len, alloc - len - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int saved = errno;
+			free(text);
+			close(fd);
+			errno = saved;
+			return NULL;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
 	}
-	fclose(f);
-	if (!text)
-		return xstrdup("");
+	close(fd);
 	text[len] = '\0';
+	*lenp = len;
 	return text;
+}
+
+char *cache_read(const char *path)
+{
+	size_t len;
+	return cache_read_len(path, &len);
 }
 
 int cache_write(const char *dir, const char *path, const char *text)

@@ -8,6 +8,8 @@
 #ifndef NVSHIM_CACHE_H
 #define NVSHIM_CACHE_H
 
+#include <stddef.h>
+
 /* Whether dir may hold nvshim's caches: a directory owned by this user that no one else can
  * write (made now, mode 0700, when absent; one that cannot be made is left to the writes), and
  * not a symbolic link of another user's. A cache that others can write could feed nvshim false
@@ -22,6 +24,8 @@ int cache_mkdirs(const char *dir);
 void cache_remove_dir(const char *dir);
 /* The whole file (xmalloc'ed), or NULL. */
 char *cache_read(const char *path);
+/* The same, with its length in *len (it may hold NUL bytes); NULL with errno set. */
+char *cache_read_len(const char *path, size_t *len);
 /* Writes text to path atomically, making dir first. Returns 0 or -1 (errno set). */
 int cache_write(const char *dir, const char *path, const char *text);
 

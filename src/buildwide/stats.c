@@ -23,8 +23,8 @@
 #define STATS_MAX_MS 1e15
 
 static const char *const kind_names[STATS_NKINDS] = { "rule", "dropped", "renamed", "upgraded", "source",
-							 "method" };
-static const char kind_letters[STATS_NKINDS + 1] = "rdnusm";
+							 "method", "not_built" };
+static const char kind_letters[STATS_NKINDS + 1] = "rdnusmo";
 
 const char *stats_kind_name(enum stats_kind k) { return kind_names[k]; }
 
@@ -248,6 +248,8 @@ void stats_entry_from_notes(struct stats_entry *e, const struct argv *notes)
 				push_list(&e->items[STATS_RENAMED], text + 8, (size_t)(end - text - 8));
 			else if (starts(text, "dropped ") && (end = strstr(text, ": not supported")))
 				push_list(&e->items[STATS_DROPPED], text + 8, (size_t)(end - text - 8));
+		} else if (!strcmp(r, "targets.only") && (end = strstr(text, "; not built: "))) {
+			push_list(&e->items[STATS_NOT_BUILT], end + 13, strlen(end + 13));
 		} else if (starts(r, "modules") && (end = strstr(text, ": ")) && end > text &&
 			   !memchr(text, ' ', (size_t)(end - text))) {
 			/* "<source>: dropped A, B: why" and "<source>: A -> B, C -> D: why" */
@@ -799,7 +801,8 @@ static int by_count(const void *a, const void *b)
 static const char *const kind_titles[STATS_NKINDS] = { "rewrites by rule", "targets dropped",
 						       "targets renamed", "targets upgraded",
 						       "sources with per-source decisions",
-						       "targets decided by (sources)" };
+						       "targets decided by (sources)",
+						       "targets not built (targets_only)" };
 
 static void print_counts(const struct stats_counts *c, FILE *out)
 {
@@ -851,7 +854,7 @@ static void json_string(FILE *out, const char *s)
 static void json_counts(const struct stats_counts *c, FILE *out)
 {
 	static const char *const keys[STATS_NKINDS] = { "rules", "dropped", "renamed", "upgraded", "sources",
-							"methods" };
+							"methods", "not_built" };
 	fprintf(out, "\"invocations\":%llu,\"rewritten\":%llu,\"notes_quieted\":%llu,\"probes\":%llu,"
 		"\"cache_hits\":%llu,\"added_ms\":%.3f",
 		c->invocations, c->rewritten, c->quieted, c->probes, c->hits, c->added_ms);

@@ -7,7 +7,8 @@
  *             when there is one, names its generation:  nvshim-stats-journal<TAB>GEN
  *             i<TAB>TIME<TAB>BUILD<TAB>TOOL<TAB>DIR<TAB>ADDED_MS<TAB>REWRITTEN<TAB>PROBES
  *               <TAB>HITS<TAB>QUIETED{<TAB>K:NAME}        K: r rule, d dropped, n renamed,
- *                                                          u upgraded, s source, m method
+ *                                                          u upgraded, s source, m method,
+ *                                                          o not built (targets_only)
  *   summary   the merged counters, totals and the last STATS_MAX_BUILDS builds:
  *             nvshim-stats<TAB>1
  *             since<TAB>TIME
@@ -16,7 +17,7 @@
  *             count<TAB>SCOPE<TAB>INVOCATIONS<TAB>REWRITTEN<TAB>PROBES<TAB>HITS<TAB>QUIETED
  *               <TAB>ADDED_MS                           SCOPE: total or a build's number
  *             item<TAB>SCOPE<TAB>KIND<TAB>N<TAB>NAME      KIND: rule dropped renamed upgraded source
- *                                                          method
+ *                                                          method not_built
  *             end
  *   lock      held (flock) by whoever merges the journal into the summary.
  *
@@ -46,7 +47,8 @@
 #define STATS_JOURNAL_MAX (4 * 1024 * 1024)
 #define STATS_OTHER "(other)"
 
-enum stats_kind { STATS_RULE, STATS_DROPPED, STATS_RENAMED, STATS_UPGRADED, STATS_SOURCE, STATS_METHOD, STATS_NKINDS };
+enum stats_kind { STATS_RULE, STATS_DROPPED, STATS_RENAMED, STATS_UPGRADED, STATS_SOURCE, STATS_METHOD,
+		  STATS_NOT_BUILT, STATS_NKINDS };
 
 struct stats_item {
 	char *name;
@@ -94,10 +96,10 @@ void stats_release(struct stats *st);
 void stats_entry_init(struct stats_entry *e);
 void stats_entry_release(struct stats_entry *e);
 /* What the plan's notes ("<text> [<rule>]") say: the rules (once each), the targets dropped,
- * renamed and upgraded, the sources with per-source decisions, and how each source's targets were
+ * renamed and upgraded, the sources with per-source decisions, how each source's targets were
  * decided (method: "preprocessing" from [modules.method], "object" from [modules.stubs], "probe"
- * from [modules.probe]). Sets rewritten when a note other than the routine ones ([cc.nvcc],
- * [cc.translate], [modules.method]) is there. */
+ * from [modules.probe]), and the targets targets_only left out. Sets rewritten when a note other
+ * than the routine ones ([cc.nvcc], [cc.translate], [modules.method]) is there. */
 void stats_entry_from_notes(struct stats_entry *e, const struct argv *notes);
 
 /* Adds one invocation: to the totals and to its build (the oldest build goes past

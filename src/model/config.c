@@ -15,6 +15,7 @@
 #include <libiberty.h>
 
 #include "model/rules.h"
+#include "base/cache.h"
 #include "base/fault.h"
 #include "base/inifile.h"
 
@@ -79,6 +80,18 @@ const struct config_item config_items[] = {
 	CHOICE(when_no_arch, "keep|devices",
 	       "A command line without any target option: keep nvcc's default, or build for the "
 	       "detected GPUs (rule targets.no_arch)."),
+	ITEM(targets_only, CONF_STRING, 0, NULL,
+	     "Build only for these GPUs, whatever targets the project asks for: devices (the GPUs of "
+	     "this machine, as nvshim doctor lists them; fallback_archs when there are none) or "
+	     "compute capabilities such as 90 or 80,90. Each compile keeps, for each of these GPUs, "
+	     "the requested targets the GPU would load (its best machine code, else its best PTX); "
+	     "a GPU that no requested target runs on gets its own target. For a development build; "
+	     "the modules pass still applies. Empty: off (rule targets.only)."),
+	CHOICE(forward_ptx, "off|highest",
+	       "highest: a compile whose targets have machine code but no PTX for the highest of them "
+	       "also embeds that target's PTX (compute_NN, plain form), so that GPUs newer than the "
+	       "list can run the code through the driver's JIT; off: the list as given (rule "
+	       "targets.forward_ptx)."),
 	ITEM(link_lcuda, CONF_BOOL, 0, NULL,
 	     "Add -lcuda to a link whose objects call the CUDA driver API (cuTensorMapEncodeTiled, "
 	     "cuGetProcAddress, ...) and nothing on the line provides it, with the toolkit's stubs "
@@ -477,26 +490,41 @@ static int on_setting(void *user, const char *section, const char *name, const c
 
 /* The offset of the first byte that no text file holds (NUL, a control character other than
  * tab, CR and LF), or -1; the stream is rewound. */
-static long binary_offset(FILE *fp, int *byte)
+static long binary_offset(const char *text, size_t len, int *byte)
 {
-	long off = 0;
-	int ch;
-	while ((ch = fgetc(fp)) != EOF) {
-		if (ch == 0 || ch == 0x7f || (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')) {
-			*byte = ch;
-			return off;
+	/* control characters but tab, newline and carriage return; a NUL ends strcspn() too */
+	static const char bad[] = "\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14"
+				  "\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f";
+	size_t off = strcspn(text, bad);
+	if (off >= len)
+		return -1;
+	*byte = (unsigned char)text[off];
+	return (long)off;
+}
+
+/* 1 if the text holds nothing but blank lines, comments and [nvshim] section lines (as the
+ * installed file that `nvshim config --template` writes does): there is nothing to parse. */
+static int nothing_set(const char *text)
+{
+	for (const char *p = text; *p;) {
+		p += strspn(p, " \t\r");
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len && *p != ';' && *p != '#') {
+			if (len < 8 || strncmp(p, "[nvshim]", 8) || strspn(p + 8, " \t\r") != len - 8)
+				return 0;
 		}
-		off++;
+		if (!end)
+			break;
+		p = end + 1;
 	}
-	rewind(fp);
-	return -1;
+	return 1;
 }
 
 int config_load_file(struct config *c, const char *path, enum config_layer layer)
 {
 	struct file_state st = { c, INIFILE_INIT(path, &c->problems), NULL, layer, NULL };
 	struct stat sb;
-	FILE *fp;
 
 	if (!path || stat(path, &sb))
 		return 0;
@@ -508,25 +536,27 @@ int config_load_file(struct config *c, const char *path, enum config_layer layer
 		problem(c, "%s: cannot read: injected fault (NVSHIM_FAULT)", path);
 		return 0;
 	}
-	fp = fopen(path, "r");
-	if (!fp) {
+	/* Read once, in one piece: every invocation reads the installed file. */
+	size_t len = 0;
+	char *text = cache_read_len(path, &len);
+	if (!text) {
 		problem(c, "%s: cannot read: %s", path, strerror(errno));
 		return 0;
 	}
 	int byte = 0;
-	long off = binary_offset(fp, &byte);
+	long off = binary_offset(text, len, &byte);
 	if (off >= 0) {
 		problem(c, "%s: not a text file (byte 0x%02x at offset %ld); ignored", path, byte, off);
-		fclose(fp);
+		free(text);
 		return 0;
 	}
 	const char *slash = strrchr(path, '/');
 	st.dir = slash ? xstrndup(path, (size_t)(slash - path + (slash == path))) : NULL;
 	st.ini.on_section = on_section;
-	int rc = inifile_read_file(&st.ini, fp, on_setting, &st);
+	int rc = nothing_set(text) ? 0 : inifile_read_text(&st.ini, text, on_setting, &st);
 	if (rc > 0)
 		problem(c, "%s:%d: not a valid line (expected 'name = value' or '[section]')", path, rc);
-	fclose(fp);
+	free(text);
 	free(st.dir);
 	free(st.glob);
 	argv_pushf(&c->files, "%s (%s)", path, layer_names[layer]);

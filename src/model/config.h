@@ -66,6 +66,8 @@ struct config {
 	char *ensure_devices; /* sass, ptx or off */
 	char *fallback_archs; /* "80,90" */
 	char *when_no_arch;   /* keep or devices */
+	char *targets_only;   /* "": off; "devices"; "80,90" */
+	char *forward_ptx;    /* off or highest */
 	/* The link pass and CC/CXX mode. */
 	int link_lcuda;
 	char *host_cc;

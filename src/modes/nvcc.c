@@ -567,6 +567,7 @@ int nvcc_main(int n, char **args)
 	struct nvcc_passes ps;
 	nvcc_passes_init(&ps, &s, nvcc);
 	invocation_parse(&inv, s.args.v, s.args.n, session_env);
+	s.no_record = inv.info;
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
 	struct link_result link;
 	link_result_init(&link);

@@ -32,6 +32,7 @@ void session_init(struct session *s, int n, char **args)
 void session_init_report(struct session *s, int n, char **args, int report)
 {
 	s->start_ms = runner_now_ms();
+	s->no_record = 0;
 	locate_self(&s->self);
 	argv_init(&s->args);
 	argv_init(&s->path_store);
@@ -136,7 +137,7 @@ void session_tool_starting(void)
 void session_record(const struct session *s, const struct plan *plan)
 {
 	static int recorded; /* once per invocation, even when an exec failed */
-	if (recorded++ || !s->cfg.stats || !s->cfg.cache_dir || !*s->cfg.cache_dir)
+	if (recorded++ || s->no_record || !s->cfg.stats || !s->cfg.cache_dir || !*s->cfg.cache_dir)
 		return;
 	struct stats_entry e;
 	const struct build *b = build_current(session_env);

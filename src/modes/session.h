@@ -28,6 +28,7 @@ struct session {
 	struct argv path_store;
 	struct config_paths paths;
 	struct argv args; /* args[0..n) less nvshim's own options */
+	int no_record;    /* an information query (--version, --help): no stats record */
 };
 
 /* getenv(), as the loaders that take an environment function want it. */
@@ -77,7 +78,9 @@ int session_add_launcher(const struct session *s, int wanted, struct plan *plan)
  * is the time nvshim added. */
 void session_tool_starting(void);
 /* The record of this invocation for `nvshim stats` (the stats setting, cache_dir): its notes,
- * probes, cache hits, time added and build. Never fails a build. */
+ * probes, cache hits, time added and build. Never fails a build. Information queries
+ * (no_record) have none: nvshim changes nothing in them, and the build lookup and the journal's
+ * lock are most of what nvshim adds before it becomes nvcc. */
 void session_record(const struct session *s, const struct plan *plan);
 
 /* After the tool ran: the log line (log_file) for the command nvshim was given (argv_in) and

@@ -29,24 +29,34 @@ int targets_wanted(const struct invocation *inv, const struct config *cfg)
 	return !strcmp(cfg->when_no_arch, "devices");
 }
 
+/* 1 if a GPU of compute capability cc can run the code e (an embedded arch; LTO-IR counts as
+ * the machine code it becomes). */
+static int code_runs_on(struct arch e, unsigned cc)
+{
+	if (e.suffix == 'a')
+		return e.num == cc;
+	if (e.num > cc)
+		return 0;
+	/* Plain PTX is compiled for any newer GPU; SASS and family PTX serve their major. */
+	return (e.kind == ARCH_VIRTUAL && !e.suffix) || e.num / 10 == cc / 10;
+}
+
 int targets_run_on(const struct arch_list *l, unsigned cc)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		struct arch e = target_embedded(&l->v[i]);
-		if (e.kind == ARCH_LTO)
-			continue;
-		if (e.suffix == 'a') {
-			if (e.num == cc)
-				return 1;
-			continue;
-		}
-		if (e.num > cc)
-			continue;
-		/* Plain PTX is compiled for any newer GPU; SASS and family PTX serve their major. */
-		if ((e.kind == ARCH_VIRTUAL && !e.suffix) || e.num / 10 == cc / 10)
+		if (e.kind != ARCH_LTO && code_runs_on(e, cc))
 			return 1;
 	}
 	return 0;
+}
+
+/* A mode that writes one code instance (-cubin, -ptx, -optix-ir, -ltoir): nvcc gives it a single
+ * pass and rejects a second code. */
+static int one_code_mode(const struct invocation *inv)
+{
+	return inv->mode == MODE_CUBIN || inv->mode == MODE_PTX || inv->mode == MODE_OPTIX_IR ||
+	       inv->mode == MODE_LTOIR;
 }
 
 static void add_sass(struct arch_list *l, unsigned cc)
@@ -156,6 +166,181 @@ static void drop_unsupported(struct arch_list *l, const struct toolkit *tk, stru
 
 static const char *devices_source(const struct devices *d) { return d && d->source ? d->source : "none"; }
 
+int targets_only_active(const struct config *cfg)
+{
+	return (cfg->targets_only && *cfg->targets_only) || (cfg->forward_ptx && !strcmp(cfg->forward_ptx, "highest"));
+}
+
+/* The GPUs targets_only names, in *g (renamed for the toolkit), and where they came from in
+ * *src. Returns 0, or -1 after a note when the setting gives no GPU. */
+static int only_gpus(const struct targets_context *ctx, const struct devices **devs, struct plan *plan,
+		     struct devices *g, const char **src)
+{
+	const struct config *cfg = ctx->cfg;
+	const char *why = NULL;
+	if (!strcmp(cfg->targets_only, "devices")) {
+		if (!*devs)
+			*devs = ctx->devices(ctx->devices_arg);
+		const struct devices *d = *devs;
+		if (d && d->n) {
+			memcpy(g->v, d->v, d->n * sizeof(d->v[0]));
+			g->n = d->n;
+			*src = devices_source(d);
+		} else if (cfg->fallback_archs && *cfg->fallback_archs &&
+			   !devices_parse(g, cfg->fallback_archs, &why) && g->n) {
+			*src = "fallback_archs";
+		} else {
+			plan_note(plan, "targets.only", "targets_only = devices: no GPU found (%s) and "
+				  "fallback_archs is unset: the requested targets are kept",
+				  devices_source(d));
+			return -1;
+		}
+	} else if (devices_parse(g, cfg->targets_only, &why) || !g->n) {
+		plan_note(plan, "targets.only", "targets_only = %s: %s; the requested targets are kept",
+			  cfg->targets_only, why ? why : "no compute capability");
+		return -1;
+	} else {
+		*src = NULL;
+	}
+	for (size_t i = 0; i < g->n; i++)
+		g->v[i].cc = toolkit_renamed(ctx->tk, g->v[i].cc);
+	return 0;
+}
+
+/* targets_only: keeps, for each GPU, the targets it would load: its best machine code (the
+ * highest number that runs on it, LTO-IR counted as machine code), else its best PTX. A GPU
+ * that no target runs on gets its own target (as ensure_devices would add it). Says what the
+ * build is for. */
+static void only_apply(struct arch_list *out, const struct targets_context *ctx, const struct devices **devs,
+		       struct plan *plan)
+{
+	struct devices g;
+	const char *src;
+	devices_init(&g);
+	if (only_gpus(ctx, devs, plan, &g, &src)) {
+		devices_release(&g);
+		return;
+	}
+	char *keep = XCNEWVEC(char, out->n + 1);
+	struct argv gpus = ARGV_INIT, gone = ARGV_INIT, added = ARGV_INIT, cannot = ARGV_INIT;
+	struct arch_list own;
+	arch_list_init(&own);
+	for (size_t k = 0; k < g.n; k++) {
+		unsigned cc = g.v[k].cc;
+		int dup = 0;
+		for (size_t j = 0; j < k; j++)
+			dup |= g.v[j].cc == cc;
+		if (dup)
+			continue;
+		argv_pushf(&gpus, "sm_%u", cc);
+		unsigned best[2] = { 0, 0 }; /* [0] machine code, [1] PTX */
+		for (size_t i = 0; i < out->n; i++) {
+			struct arch e = target_embedded(&out->v[i]);
+			int ptx = e.kind == ARCH_VIRTUAL;
+			if (code_runs_on(e, cc) && e.num > best[ptx])
+				best[ptx] = e.num;
+		}
+		int ptx = best[0] == 0;
+		for (size_t i = 0; i < out->n; i++) {
+			struct arch e = target_embedded(&out->v[i]);
+			if ((e.kind == ARCH_VIRTUAL) == ptx && best[ptx] && e.num == best[ptx] && code_runs_on(e, cc))
+				keep[i] = 1;
+		}
+		if (best[0] || best[1])
+			continue;
+		struct arch a = { ARCH_REAL, cc, 0 };
+		if (toolkit_accepts(ctx->tk, &a)) {
+			add_sass(&own, cc);
+			argv_pushf(&added, "sm_%u", cc);
+		} else {
+			argv_pushf(&cannot, "sm_%u", cc);
+		}
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < out->n; i++) {
+		kept += keep[i];
+		if (!keep[i]) {
+			char a[32];
+			arch_format(&out->v[i].code, a, sizeof(a));
+			int seen = 0;
+			for (size_t k = 0; k < gone.n; k++)
+				seen |= !strcmp(gone.v[k], a);
+			if (!seen)
+				argv_push(&gone, a);
+		}
+	}
+	char *what = src ? xasprintf("devices (%s)", src) : xstrdup(ctx->cfg->targets_only);
+	char *for_gpus = argv_join(&gpus, ", ");
+	char *not_built = argv_join(&gone, ", ");
+	char *own_list = argv_join(&added, ", ");
+	char *unbuildable = argv_join(&cannot, ", ");
+	char version[32];
+	snprintf(version, sizeof(version), "%u.%u", ctx->tk->major, ctx->tk->minor);
+	if (!kept && !own.n) {
+		plan_note(plan, "targets.only", "targets_only = %s: no requested target runs on %s and nvcc %s "
+			  "cannot build for it: the requested targets are kept", what, for_gpus, version);
+	} else if (kept < out->n || own.n) {
+		size_t n = 0;
+		for (size_t i = 0; i < out->n; i++)
+			if (keep[i])
+				out->v[n++] = out->v[i];
+		out->n = n;
+		for (size_t i = 0; i < own.n; i++)
+			arch_list_add(out, &own.v[i]);
+		char *extra = cannot.n ? xasprintf(" (nvcc %s cannot build for %s)", version, unbuildable) : xstrdup("");
+		char *tail = gone.n ? concat("; not built: ", not_built, NULL) : xstrdup("");
+		if (!kept)
+			plan_note(plan, "targets.only", "targets_only = %s: no requested target runs on %s: "
+				  "building for %s instead%s%s", what, for_gpus, own_list, extra, tail);
+		else if (own.n)
+			plan_note(plan, "targets.only", "targets_only = %s: this build's code runs only on %s "
+				  "(%s added: no requested target runs on it)%s%s", what, for_gpus, own_list,
+				  extra, tail);
+		else
+			plan_note(plan, "targets.only", "targets_only = %s: this build's code runs only on %s%s%s",
+				  what, for_gpus, extra, tail);
+		free(tail);
+		free(extra);
+	}
+	free(what);
+	free(for_gpus);
+	free(not_built);
+	free(own_list);
+	free(unbuildable);
+	free(keep);
+	arch_list_release(&own);
+	argv_release(&gpus);
+	argv_release(&gone);
+	argv_release(&added);
+	argv_release(&cannot);
+	devices_release(&g);
+}
+
+/* forward_ptx = highest: machine code without PTX for its highest target gets that target's
+ * plain PTX, for GPUs newer than the list. */
+static void forward_apply(struct arch_list *out, const struct toolkit *tk, struct plan *plan)
+{
+	unsigned hi = 0;
+	for (size_t i = 0; i < out->n; i++) {
+		struct arch e = target_embedded(&out->v[i]);
+		if (e.kind != ARCH_VIRTUAL && e.num > hi)
+			hi = e.num;
+	}
+	if (!hi)
+		return;
+	for (size_t i = 0; i < out->n; i++) {
+		struct arch e = target_embedded(&out->v[i]);
+		if (e.kind == ARCH_VIRTUAL && !e.suffix && e.num >= hi)
+			return;
+	}
+	struct target t = { { ARCH_VIRTUAL, hi, 0 }, { ARCH_VIRTUAL, hi, 0 } };
+	if (!toolkit_accepts(tk, &t.virt))
+		return;
+	arch_list_add(out, &t);
+	plan_note(plan, "targets.forward_ptx", "added compute_%u PTX: GPUs newer than sm_%u can run this "
+		  "build's code (the driver compiles the PTX) (forward_ptx = highest)", hi, hi);
+}
+
 int targets_pass(const struct invocation *inv, const struct targets_context *ctx, struct plan *plan,
 		 struct argv *before, struct argv *after)
 {
@@ -182,9 +367,11 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 	/* -E and -M keep their targets unless nvcc would reject them there as in a compile (compiler
 	 * caches run nvcc -E or -M before each compile, and so do some Makefiles); then they get
 	 * the compile's list, whose __CUDA_ARCH_LIST__ the preprocessed text depends on. */
+	/* targets_only and forward_ptx change the list whatever it is: -E and -M get the compile's
+	 * list then too. */
 	if ((inv->mode == MODE_PREPROCESS || inv->mode == MODE_DEPENDENCIES) &&
-	    (!cfg->targets_unsupported || req.native || req.all || req.all_major ||
-	     !any_rejected(&req, tk)))
+	    (req.native || req.all || req.all_major ||
+	     (!targets_only_active(cfg) && (!cfg->targets_unsupported || !any_rejected(&req, tk)))))
 		goto done;
 
 	/* Where target options stand; all must be on the command line for a rewrite. */
@@ -234,7 +421,37 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 			goto done;
 		}
 	} else if (req.all || req.all_major) {
-		goto done;
+		/* Every target nvcc has: with targets_only, each GPU's best is its own (all-major: its
+		 * major's, when nvcc has it). */
+		struct devices g;
+		const char *src;
+		devices_init(&g);
+		if (!cfg->targets_only || !*cfg->targets_only || only_gpus(ctx, &devs, plan, &g, &src)) {
+			devices_release(&g);
+			goto done;
+		}
+		struct argv gpus = ARGV_INIT;
+		for (size_t k = 0; k < g.n; k++) {
+			struct arch a = { ARCH_REAL, req.all_major ? g.v[k].cc / 10 * 10 : g.v[k].cc, 0 };
+			if (!toolkit_accepts(tk, &a))
+				a.num = g.v[k].cc;
+			if (toolkit_accepts(tk, &a)) {
+				add_sass(&out, a.num);
+				argv_pushf(&gpus, "sm_%u", g.v[k].cc);
+			}
+		}
+		devices_release(&g);
+		if (out.n) {
+			char *list = names_of(&gpus);
+			char *what = src ? xasprintf("devices (%s)", src) : xstrdup(cfg->targets_only);
+			plan_note(plan, "targets.only", "targets_only = %s: -arch=%s builds for every GPU; this "
+				  "build's code runs only on %s", what, req.all ? "all" : "all-major", list);
+			free(what);
+			free(list);
+		}
+		argv_release(&gpus);
+		if (!out.n)
+			goto done;
 	} else {
 		for (size_t i = 0; i < req.n; i++)
 			arch_list_add(&out, &req.v[i]);
@@ -243,9 +460,7 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 		 * and nvcc rejects it with two codes. */
 		const struct inv_arg *arch_opt = invocation_find(inv, "gpu-architecture");
 		struct arch a;
-		int one_code = inv->mode == MODE_CUBIN || inv->mode == MODE_PTX || inv->mode == MODE_OPTIX_IR ||
-			       inv->mode == MODE_LTOIR;
-		if (cfg->targets_arch_specific && !one_code && arch_opt && arch_opt->value && !invocation_find(inv, "gpu-code") &&
+		if (cfg->targets_arch_specific && !one_code_mode(inv) && arch_opt && arch_opt->value && !invocation_find(inv, "gpu-code") &&
 		    !arch_parse(arch_opt->value, &a) && a.kind == ARCH_REAL && a.suffix == 'a') {
 			struct arch plain = { ARCH_VIRTUAL, a.num, 0 };
 			struct arch_list gencodes;
@@ -302,8 +517,12 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 		}
 	}
 
+	/* Only the GPUs the build is for; they then decide, not the machine's (ensure_devices). */
+	int only = cfg->targets_only && *cfg->targets_only;
+	if (out.n && only)
+		only_apply(&out, ctx, &devs, plan);
 	/* Every GPU should find something it can run. */
-	if (out.n && strcmp(cfg->ensure_devices, "off") && !req.native) {
+	if (out.n && !only && strcmp(cfg->ensure_devices, "off") && !req.native) {
 		const struct devices *d = DEVICES();
 		for (size_t i = 0; d && i < d->n; i++) {
 			unsigned cc = toolkit_renamed(tk, d->v[i].cc);
@@ -318,6 +537,9 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 				  cc / 10, cc % 10, devices_source(d));
 		}
 	}
+
+	if (out.n && !one_code_mode(inv) && cfg->forward_ptx && !strcmp(cfg->forward_ptx, "highest"))
+		forward_apply(&out, tk, plan);
 
 	if (req.given && !req.native && arch_list_equal(&out, &req))
 		goto done;

@@ -12,12 +12,19 @@
  *   targets.ensure_devices when no requested target can run on an installed GPU, that GPU's
  *                          target is added (as SASS or PTX)
  *   targets.no_arch        a line with no target option is kept unless when_no_arch = devices
+ *   targets.only           targets_only (devices, or compute capabilities): each GPU keeps the
+ *                          requested targets it would load (its best machine code, else its best
+ *                          PTX), the others are not built; a GPU none runs on gets its own
+ *                          target; ensure_devices is then not applied
+ *   targets.forward_ptx    forward_ptx = highest: machine code without plain PTX for its highest
+ *                          target gets that target's PTX (not in -cubin, -ptx, -optix-ir, -ltoir)
  * -arch=all and -arch=all-major are left to nvcc; duplicates go, the user's order stays.
  * Target options are replaced where the first of them stood. Targets that come from
  * NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS or a file are left alone, with a note.
  * CMake's compiler identification builds and information options are never changed; -E and -M
  * only when nvcc would reject their targets (it checks them there too, and compiler caches run
- * nvcc -E or -M before every compile): they then get the compile's rewrite.
+ * nvcc -E or -M before every compile) or targets_only or forward_ptx is set: they then get the
+ * compile's rewrite.
  */
 #ifndef NVSHIM_TARGETS_H
 #define NVSHIM_TARGETS_H
@@ -46,6 +53,9 @@ int targets_wanted(const struct invocation *inv, const struct config *cfg);
  * given and as they will run (for explain). */
 int targets_pass(const struct invocation *inv, const struct targets_context *ctx, struct plan *plan,
 		 struct argv *before, struct argv *after);
+
+/* 1 if targets_only or forward_ptx is set: every target list may change. */
+int targets_only_active(const struct config *cfg);
 
 /* 1 if a GPU of compute capability cc can run something in the list. */
 int targets_run_on(const struct arch_list *l, unsigned cc);

@@ -191,6 +191,16 @@ def main():
     # The record behind `nvshim stats` and notes said once per build, against nvshim without
     # them: both columns are nvshim ("real tool" is the one with the feature off).
     off = {"NVSHIM_STATS": "false", "NVSHIM_REPEAT_NOTES": "always"}
+    # The floor: a static C program that only execv()s nvcc, as nvshim does for --version.
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc:
+        with open(os.path.join(work, "bare.c"), "w") as f:
+            f.write("#include <unistd.h>\nint main(int c, char **v) { (void)c; v[0] = \"%s\"; "
+                    "execv(v[0], v); return 127; }\n" % a.nvcc.replace("\\", "\\\\").replace('"', '\\"'))
+        bare = os.path.join(work, "bare")
+        if subprocess.run([cc, "-O2", "-static", "-o", bare, "bare.c"], cwd=work).returncode == 0:
+            full.insert(1, ("nvcc --version through a bare execv (static C program: the floor)",
+                            [bare, "--version"], env, [a.nvcc, "--version"], env))
     full.append(("nvcc --version: the stats record on, against stats = false",
                  [a.nvshim, "--version"], env, [a.nvshim, "--version"], dict(env, NVSHIM_STATS="false")))
     rewritten = [a.nvshim] + dry + ["-gencode", "arch=compute_70,code=sm_70", "-gencode", "arch=compute_80,code=sm_80"]

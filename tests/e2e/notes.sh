@@ -160,5 +160,7 @@ check "nvshim stats --zero: nothing counted" test "$(stat 's["total"]["invocatio
 NVSHIM_STATS=false "$NVSHIM" --dryrun -c k.cu -o k.o $ARCH >/dev/null 2>&1
 check "stats = false: nothing recorded" test "$(stat 's["total"]["invocations"]')" = 0
 "$NVSHIM" --version >/dev/null
+check "an information query is not recorded" test "$(stat 's["total"]["invocations"]')" = 0
+"$NVSHIM" --dryrun -c k.cu -o k.o >/dev/null 2>&1
 check "a pass-through run is recorded" test "$(stat '(s["total"]["invocations"], s["total"]["rewritten"])')" = "(1, 0)"
 finish

@@ -67,6 +67,29 @@ Test(stats, notes_give_rules_targets_and_sources)
 	cr_assert_eq(e.items[STATS_RULE].n, 2);
 	stats_entry_release(&e);
 	argv_release(&notes);
+
+	/* targets_only: the targets not built, as the targets pass words them */
+	static const char *const only[] = {
+		"targets_only = devices (NVSHIM_DEVICES): this build's code runs only on sm_90; not built: "
+		"sm_75, sm_80, sm_121 [targets.only]",
+		"targets_only = 90: no requested target runs on sm_90: building for sm_90 instead; not "
+		"built: sm_75, compute_75 [targets.only]",
+		"targets_only = devices: no GPU found (none) and fallback_archs is unset: the requested "
+		"targets are kept [targets.only]", NULL };
+	notes_of(&notes, only);
+	stats_entry_init(&e);
+	stats_entry_from_notes(&e, &notes);
+	cr_assert_eq(e.rewritten, 1);
+	cr_assert_eq(e.items[STATS_NOT_BUILT].n, 4);
+	cr_assert_str_eq(e.items[STATS_NOT_BUILT].v[0], "sm_75");
+	cr_assert_str_eq(e.items[STATS_NOT_BUILT].v[2], "sm_121");
+	cr_assert_str_eq(e.items[STATS_NOT_BUILT].v[3], "compute_75");
+	cr_assert_eq(e.items[STATS_DROPPED].n, 0);
+	char *line = stats_entry_format(&e);
+	cr_assert(strstr(line, "\to:sm_121\to:compute_75\n"), "%s", line);
+	free(line);
+	stats_entry_release(&e);
+	argv_release(&notes);
 }
 
 /* An entry of build `id` at time t that dropped sm_50. */

@@ -245,3 +245,97 @@ Test(targets, run_on)
 	cr_assert_not(targets_run_on(&l, 110));
 	arch_list_release(&l);
 }
+
+/* targets_only: each GPU keeps what it would load; none: its own target; off: as before. */
+Test(targets, only)
+{
+	const char *nine = "-c k.cu -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 "
+			   "-gencode arch=compute_90,code=sm_90 -gencode arch=compute_121,code=sm_121";
+	expect(nine, NULL, "targets_only=90", "-c k.cu -gencode=arch=compute_90,code=sm_90",
+	       "targets_only = 90: this build's code runs only on sm_90; not built: sm_75, sm_80, sm_121 "
+	       "[targets.only]");
+	/* devices: the machine's GPUs, which then decide alone (ensure_devices not on top) */
+	expect(nine, "90,80", "targets_only=devices",
+	       "-c k.cu -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90",
+	       "targets_only = devices (test): this build's code runs only on sm_90, sm_80; not built: "
+	       "sm_75, sm_121");
+	expect(nine, "", "targets_only=devices fallback_archs=80", "-c k.cu -gencode=arch=compute_80,code=sm_80",
+	       "targets_only = devices (fallback_archs)");
+	expect(nine, "", "targets_only=devices", nine + 0,
+	       "no GPU found (test) and fallback_archs is unset: the requested targets are kept");
+	/* the best machine code for the GPU, not every one that runs: sm_80 for 8.6 */
+	expect("-c k.cu -gencode arch=compute_80,code=sm_80 -gencode arch=compute_87,code=sm_87", NULL,
+	       "targets_only=86", "-c k.cu -gencode=arch=compute_80,code=sm_80", "not built: sm_87");
+	/* PTX only where no machine code serves the GPU; LTO-IR counts as machine code */
+	expect("-c k.cu -gencode arch=compute_75,code=[sm_75,compute_75] -gencode arch=compute_80,code=sm_80",
+	       NULL, "targets_only=90", "-c k.cu -gencode=arch=compute_75,code=compute_75",
+	       "not built: sm_75, sm_80");
+	expect("-dc k.cu -gencode arch=compute_80,code=[sm_80,compute_80] -gencode arch=compute_90,code=lto_90",
+	       NULL, "targets_only=90", "-dc k.cu -gencode=arch=compute_90,code=lto_90",
+	       "not built: sm_80, compute_80");
+	/* nothing runs on the GPU: its own target; -arch=sm_75's PTX does run on it (JIT) */
+	expect("-c k.cu -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80", NULL,
+	       "targets_only=90", "-c k.cu -gencode=arch=compute_90,code=sm_90",
+	       "no requested target runs on sm_90: building for sm_90 instead; not built: sm_75, sm_80");
+	expect("-c k.cu -arch=sm_75", NULL, "targets_only=90", "-c k.cu -gencode=arch=compute_75,code=compute_75",
+	       "not built: sm_75 [targets.only]");
+	/* a value that names no GPU: a note, the list kept */
+	expect("-c k.cu -arch=sm_80", NULL, "targets_only=ninety", "-c k.cu -arch=sm_80",
+	       "targets_only = ninety: expected compute capabilities");
+	/* -E gets the compile's list */
+	expect("-E k.cu -arch=sm_80 -gencode arch=compute_90,code=sm_90", NULL, "targets_only=90",
+	       "-E k.cu -gencode=arch=compute_90,code=sm_90", "[targets.only]");
+	/* the list already fits: unchanged, nothing said */
+	expect("-c k.cu -gencode arch=compute_90,code=sm_90", "90", "targets_only=devices",
+	       "-c k.cu -gencode arch=compute_90,code=sm_90", NULL);
+}
+
+Test(targets, forward_ptx)
+{
+	expect("-c k.cu -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90", NULL,
+	       "forward_ptx=highest",
+	       "-c k.cu -gencode=arch=compute_80,code=sm_80 '-gencode=arch=compute_90,code=[sm_90,compute_90]'",
+	       "added compute_90 PTX: GPUs newer than sm_90 can run this build's code");
+	/* the highest target's PTX there already, or lower PTX for a lower list: unchanged */
+	expect("-c k.cu -arch=sm_90", NULL, "forward_ptx=highest", "-c k.cu -arch=sm_90", NULL);
+	expect("-c k.cu -gencode arch=compute_80,code=[sm_80,compute_80] -gencode arch=compute_90,code=sm_90",
+	       NULL, "forward_ptx=highest",
+	       "-c k.cu '-gencode=arch=compute_80,code=[sm_80,compute_80]' "
+	       "'-gencode=arch=compute_90,code=[sm_90,compute_90]'",
+	       "added compute_90 PTX");
+	/* arch-specific PTX does not run on newer GPUs: the plain form is added */
+	expect("-c k.cu -gencode arch=compute_90a,code=[sm_90a,compute_90a]", NULL, "forward_ptx=highest",
+	       "-c k.cu '-gencode=arch=compute_90a,code=[sm_90a,compute_90a]' -gencode=arch=compute_90,code=compute_90",
+	       "added compute_90 PTX");
+	/* one code per mode, and PTX-only lists: left alone */
+	expect("-cubin k.cu -arch=sm_90", NULL, "forward_ptx=highest", "-cubin k.cu -arch=sm_90", NULL);
+	expect("-c k.cu -arch=compute_80", NULL, "forward_ptx=highest", "-c k.cu -arch=compute_80", NULL);
+	expect("-c k.cu -arch=sm_80", NULL, "forward_ptx=off", "-c k.cu -arch=sm_80", NULL);
+}
+
+/* targets_only with several GPUs: one the list does not serve gets its own target. */
+Test(targets, only_several_gpus)
+{
+	expect("-c k.cu -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 "
+	       "-gencode arch=compute_75,code=sm_75", NULL, "targets_only=90,100",
+	       "-c k.cu -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_100,code=sm_100",
+	       "targets_only = 90,100: this build's code runs only on sm_90, sm_100 (sm_100 added: no "
+	       "requested target runs on it); not built: sm_80, sm_75 [targets.only]");
+	expect("-c k.cu -gencode arch=compute_90,code=sm_90", NULL, "targets_only=90,100",
+	       "-c k.cu -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_100,code=sm_100",
+	       "runs only on sm_90, sm_100 (sm_100 added: no requested target runs on it) [targets.only]");
+	/* a GPU nvcc 13.0 cannot build for is named */
+	expect("-c k.cu -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90", NULL,
+	       "targets_only=70,90", "-c k.cu -gencode=arch=compute_90,code=sm_90",
+	       "runs only on sm_70, sm_90 (nvcc 13.0 cannot build for sm_70); not built: sm_80");
+}
+
+/* -arch=all and all-major hold every GPU's target: targets_only keeps the GPUs'. */
+Test(targets, only_all)
+{
+	expect("-c k.cu -arch=all", NULL, "targets_only=90", "-c k.cu -gencode=arch=compute_90,code=sm_90",
+	       "targets_only = 90: -arch=all builds for every GPU; this build's code runs only on sm_90 [targets.only]");
+	expect("-c k.cu -arch=all-major", NULL, "targets_only=86", "-c k.cu -gencode=arch=compute_80,code=sm_80",
+	       "-arch=all-major builds for every GPU; this build's code runs only on sm_86");
+	expect("-c k.cu -arch=all", NULL, NULL, "-c k.cu -arch=all", NULL);
+}
