@@ -24,6 +24,7 @@ void modules_plan_init(struct modules_plan *mp)
 	argv_init(&mp->link);
 	argv_init(&mp->base);
 	argv_init(&mp->defines);
+	argv_init(&mp->libdirs);
 	argv_init(&mp->explain);
 }
 
@@ -60,6 +61,7 @@ void modules_plan_release(struct modules_plan *mp)
 	argv_release(&mp->link);
 	argv_release(&mp->base);
 	argv_release(&mp->defines);
+	argv_release(&mp->libdirs);
 	argv_release(&mp->explain);
 	modules_plan_init(mp);
 }
@@ -159,7 +161,7 @@ static char *code_name(const struct target *t)
  * nvcc adds itself (NVCC_*_FLAGS), options files (their contents are in line), targets, modes,
  * outputs, dependency files, link options, driver options and inputs. */
 static void probe_base(const struct invocation *inv, struct argv *base, struct argv *defines,
-		       struct argv *includes)
+		       struct argv *includes, struct argv *libdirs)
 {
 	for (size_t i = 0; i < inv->nargs; i++) {
 		const struct inv_arg *a = &inv->args[i];
@@ -194,6 +196,8 @@ static void probe_base(const struct invocation *inv, struct argv *base, struct a
 			}
 			if (a->value && !strcmp(name, "include-path"))
 				invocation_split_list(includes, a->value);
+			if (a->value && (!strcmp(name, "include-path") || !strcmp(name, "system-include")))
+				invocation_split_list(libdirs, a->value);
 		}
 		argv_pushn(base, inv->expanded.v + a->pos, a->span);
 	}
@@ -698,7 +702,7 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 	mp->hold = cfg->modules_probe && !inv->dryrun && inv->mode != MODE_RUN;
 
 	struct argv includes = ARGV_INIT, dir_rules = ARGV_INIT, problems = ARGV_INIT;
-	probe_base(inv, &mp->base, &mp->defines, &includes);
+	probe_base(inv, &mp->base, &mp->defines, &includes, &mp->libdirs);
 	if (cfg->modules_rules) {
 		char *dir = rules_dir_path(cfg->rules_dir, ctx->exe_dir);
 		rules_load_dir(&dir_rules, dir, &problems);

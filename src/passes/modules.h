@@ -98,6 +98,7 @@ struct modules_plan {
 	char *odir;        /* --output-directory, or NULL */
 	struct argv base;  /* every probe's arguments: no target, mode, output or input */
 	struct argv defines;
+	struct argv libdirs; /* -I and -isystem directories (as given): where library headers come from */
 	struct argv explain; /* one line per source for `nvshim explain` */
 };
 

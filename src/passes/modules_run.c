@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libiberty.h>
@@ -557,6 +558,124 @@ static size_t undecided(const struct modules_plan *mp, size_t i, const struct mo
 	return n;
 }
 
+/* Words that make device code depend on the arch-specific form: the feature macros nvcc
+ * defines for it, and the names libraries and the toolkit give them. */
+static const char *const feature_words[] = { "__CUDA_ARCH_FEAT_SM", "__CUDA_ARCH_SPECIFIC__",
+					     "__CUDA_ARCH_FAMILY_SPECIFIC__", "NV_HAS_FEATURE_SM_",
+					     NULL };
+
+/* Walks dir (files of at most 8 MiB, 16 levels, links to directories not followed) for a feature
+ * word; counts what it read in *files. Returns 1 at the first one found. */
+static int tree_mentions(const char *dir, int depth, size_t *files)
+{
+	DIR *d = depth < 16 ? opendir(dir) : NULL;
+	if (!d)
+		return 0;
+	int found = 0;
+	struct dirent *e;
+	while (!found && (e = readdir(d)) && *files < 100000) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *p = concat(dir, "/", e->d_name, NULL);
+		struct stat sb;
+		if (!lstat(p, &sb) && S_ISDIR(sb.st_mode)) {
+			found = tree_mentions(p, depth + 1, files);
+		} else if (!stat(p, &sb) && S_ISREG(sb.st_mode) && sb.st_size < 8 * 1024 * 1024) {
+			char *text = cache_read(p);
+			(*files)++;
+			for (size_t w = 0; text && feature_words[w] && !found; w++)
+				found = strstr(text, feature_words[w]) != NULL;
+			free(text);
+		}
+		free(p);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether a header directory (a library's) names a feature word anywhere below it. The answer is
+ * cached under cache_dir/modules/libdirs, keyed by the directory's resolved path and the
+ * modification times of it and its subdirectories one level down (a library installed again
+ * changes them); a library that names none (PyTorch's headers) costs one walk per version. */
+static int libdir_mentions(const char *dir, const char *cache_dir)
+{
+	struct stat sb;
+	if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
+		return 0;
+	unsigned long long h = 1469598103934665603ULL;
+	for (const char *p = dir; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	char *key = xasprintf("%s %lld.%09ld", dir, (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char *p = e->d_name[0] != '.' ? concat(dir, "/", e->d_name, NULL) : NULL;
+		struct stat cb;
+		if (p && !lstat(p, &cb) && S_ISDIR(cb.st_mode)) {
+			char *more = xasprintf("%s %lld.%09ld", key, (long long)cb.st_mtim.tv_sec, (long)cb.st_mtim.tv_nsec);
+			free(key);
+			key = more;
+		}
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	char *cdir = cache_dir && *cache_dir ? concat(cache_dir, "/modules/libdirs", NULL) : NULL;
+	char *file = cdir ? xasprintf("%s/%016llx", cdir, h) : NULL;
+	char *text = file ? cache_read(file) : NULL;
+	size_t klen = strlen(key);
+	int found;
+	if (text && !strncmp(text, key, klen) && (text[klen] == '\n') && (text[klen + 1] == '0' || text[klen + 1] == '1')) {
+		found = text[klen + 1] == '1';
+	} else {
+		size_t files = 0;
+		double t0 = runner_now_ms();
+		found = tree_mentions(dir, 0, &files);
+		diag_debug("modules: %s %s the arch-specific feature macros (%lu files read, %.0f ms)", dir,
+			   found ? "names" : "does not name", (unsigned long)files, runner_now_ms() - t0);
+		char *entry = xasprintf("%s\n%d\n", key, found);
+		if (file && cache_write(cdir, file, entry))
+			diag_debug("cannot write %s: %s", file, strerror(errno));
+		free(entry);
+	}
+	free(text);
+	free(file);
+	free(cdir);
+	free(key);
+	return found;
+}
+
+/* Whether the preprocessed text of source i could differ between a target's plain and
+ * arch-specific forms, so that preprocessing both is worth its cost: the source or a project
+ * header the scan read names a feature macro, or the compile takes headers from a directory
+ * outside the toolkit (-I, -isystem: a library such as CUTLASS, CuTe, PyTorch's headers). A
+ * source that includes only its own project's headers and the toolkit's builds the same code for
+ * both forms unless its text says otherwise; the object of its compile is still read. */
+static int decide_worth(const struct modules_plan *mp, size_t i, const struct modules_context *ctx)
+{
+	const struct module_source *s = &mp->src[i];
+	if (!s->scanned || s->scan.truncated)
+		return 1;
+	for (size_t f = 0; f < s->scan.nfiles; f++)
+		for (size_t w = 0; feature_words[w]; w++)
+			if (s->scan.files[f].text &&
+			    memmem(s->scan.files[f].text, s->scan.files[f].len, feature_words[w], strlen(feature_words[w])))
+				return 1;
+	char *real = lrealpath(ctx->nvcc);
+	char *root = real ? toolkit_root(real) : NULL;
+	free(real);
+	int worth = 0;
+	for (size_t k = 0; k < mp->libdirs.n && !worth; k++) {
+		char *dir = lrealpath(mp->libdirs.v[k]);
+		size_t n = root ? strlen(root) : 0;
+		int in_toolkit = root && !strncmp(dir, root, n) && (!dir[n] || dir[n] == '/');
+		worth = !in_toolkit && libdir_mentions(dir, ctx->cfg->cache_dir);
+		free(dir);
+	}
+	free(root);
+	return worth;
+}
+
 /* Whether two files hold the same bytes; -1 when one cannot be read. */
 static int same_text(const char *a, const char *b)
 {
@@ -726,6 +845,11 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 		struct target todo[8];
 		if (!s->key[0] || !undecided(mp, i, ctx, todo, 8))
 			continue;
+		if (!decide_worth(mp, i, ctx)) {
+			diag_debug("modules: %s: no library headers and no feature macro in its own text: its "
+				   "targets are not preprocessed for their arch-specific forms", s->path);
+			continue;
+		}
 		if (fault_inject("probe")) {
 			warning("modules: cannot decide the targets of %s before compiling: injected fault "
 				"(NVSHIM_FAULT)", s->path);
