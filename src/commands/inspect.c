@@ -116,7 +116,7 @@ static struct kname *intern(struct worker *w, const char *name)
 		w->names = htab_create_alloc(1024, kname_hash, kname_eq, kname_free, xcalloc, free);
 	void **slot = htab_find_slot_with_hash(w->names, name, htab_hash_string(name), INSERT);
 	if (!*slot) {
-		struct kname *k = XNEW(struct kname);
+		struct kname *k = XCNEW(struct kname);
 		k->name = xstrdup(name);
 		k->demangled = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 		if (!k->demangled)

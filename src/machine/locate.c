@@ -120,8 +120,9 @@ int locate_depth(config_getenv_fn env)
 	return (*end || d < 0 || d > 1000) ? 0 : (int)d;
 }
 
-/* root/bin/nvcc was nvshim itself: when root is a toolkit view (view.h), the real nvcc it
- * stands for. Returns 1 with *path and *how set (how: "`what` (nvshim's toolkit view of ...)"). */
+/* When root is a toolkit view (view.h), made by this nvshim or another one (a build tree, another
+ * prefix), the real nvcc it stands for: a view's bin/nvcc is never taken for the real one.
+ * Returns 1 with *path and *how set (how: "`what` (nvshim's toolkit view of ...)"). */
 static int try_view(const struct self *self, const char *root, const char *what, char **path,
 		    char **how)
 {
@@ -150,6 +151,11 @@ static int try_dir_var(const struct self *self, config_getenv_fn env, const char
 	int is_self;
 	if (!dir || !*dir)
 		return 0;
+	char *view_what = concat("$", var, NULL);
+	int in_view = try_view(self, dir, view_what, path, how);
+	free(view_what);
+	if (in_view)
+		return 1;
 	char *p = concat(dir, "/bin/nvcc", NULL);
 	if (locate_is_candidate(self, p, &is_self)) {
 		*path = p;
@@ -157,14 +163,8 @@ static int try_dir_var(const struct self *self, config_getenv_fn env, const char
 		return 1;
 	}
 	free(p);
-	if (is_self) {
-		char *what = concat("$", var, NULL);
-		int found = try_view(self, dir, what, path, how);
-		free(what);
-		if (found)
-			return 1;
+	if (is_self)
 		diag_debug("skipped %s/bin/nvcc: it is nvshim itself", dir);
-	}
 	return 0;
 }
 
@@ -199,22 +199,21 @@ int locate_nvcc(const struct config *c, config_getenv_fn env, const struct self 
 		char *dir = len ? xstrndup(p, len) : xstrdup(".");
 		char *cand = concat(dir, "/nvcc", NULL);
 		free(dir);
+		/* A view's bin/ on PATH: the real nvcc the view stands for. */
+		char *root = toolkit_root(cand);
+		int in_view = root && try_view(self, root, "PATH", path, how);
+		free(root);
+		if (in_view) {
+			free(cand);
+			return 0;
+		}
 		if (locate_is_candidate(self, cand, &is_self)) {
 			*path = cand;
 			*how = xstrdup("PATH");
 			return 0;
 		}
-		if (is_self) {
-			/* A view's bin/ on PATH: the real nvcc the view stands for. */
-			char *root = toolkit_root(cand);
-			int found = root && try_view(self, root, "PATH", path, how);
-			free(root);
-			if (found) {
-				free(cand);
-				return 0;
-			}
+		if (is_self)
 			diag_debug("skipped %s on PATH: it is nvshim itself", cand);
-		}
 		free(cand);
 		p = colon ? colon + 1 : NULL;
 	}

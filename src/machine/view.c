@@ -129,6 +129,16 @@ static char *view_where(const char *cache_dir, const char *real_nvcc, const char
 		*why = xasprintf("%s is not the bin/nvcc of a toolkit", *real ? *real : real_nvcc);
 		return NULL;
 	}
+	/* never a view of a view, nor of an nvshim's own libexec/nvshim (its bin/nvcc is nvshim) */
+	char *marker = view_real_nvcc(*root);
+	size_t rl = strlen(*root), ll = strlen("/libexec/nvshim");
+	int shim_dir = rl >= ll && !strcmp(*root + rl - ll, "/libexec/nvshim");
+	int is_view = marker != NULL;
+	free(marker);
+	if (is_view || shim_dir || same_file(*real, *shim)) {
+		*why = xasprintf("%s is nvshim or a toolkit view, not a real toolkit's nvcc", *real);
+		return NULL;
+	}
 	if (view_hash(*root, *real, *shim, hash)) {
 		*why = xasprintf("cannot read %s", *root);
 		return NULL;
@@ -209,15 +219,23 @@ int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc
 			/* Another nvshim's view is there: take it when it is whole; move a damaged
 			 * one aside (one mover wins) and try once more. */
 			cache_remove_dir(tmp);
+			struct stat judged, moved;
+			int have = !lstat(top, &judged);
 			if (view_whole(final, real, shim)) {
 				rc = 0;
-			} else if (!attempt) {
+			} else if (!attempt && have) {
 				char *aside = concat(base, "/.", name, ".old.XXXXXX", NULL);
-				/* rename() replaces the empty directory mkdtemp() made. */
-				if (mkdtemp(aside) && !rename(top, aside))
-					cache_remove_dir(aside);
-				else
+				/* rename() replaces the empty directory mkdtemp() made. Only the view judged
+				 * damaged goes: one another nvshim put in meanwhile is put back. */
+				if (mkdtemp(aside) && !rename(top, aside)) {
+					if (!lstat(aside, &moved) && moved.st_ino == judged.st_ino &&
+					    moved.st_dev == judged.st_dev)
+						cache_remove_dir(aside);
+					else
+						rename(aside, top);
+				} else {
 					rmdir(aside);
+				}
 				free(aside);
 			}
 		}

@@ -1060,7 +1060,7 @@ int elf_is_program(const void *data, size_t size)
 		if (size < sizeof(eh) || p[EI_CLASS] != ELFCLASS64 || p[EI_DATA] != HOST_ELFDATA)
 			return 0;
 		memcpy(&eh, p, sizeof(eh));
-		return eh.e_type == ET_EXEC;
+		return eh.e_type == ET_EXEC && eh.e_machine != EM_CUDA;
 	default:
 		return 0;
 	}

@@ -534,6 +534,7 @@ Test(elf, cuda_stacks_of_objects_programs_and_cubins)
 	m = map("s.cubin");
 	cr_assert_eq(read_stacks(m.data, m.size, &s, &why), 0, "%s", why);
 	cr_assert(strstr(s.text, "_Z3bigPii 90 262144;"), "a cubin: %s", s.text);
+	cr_assert_eq(elf_is_program(m.data, m.size), 0, "a cubin (ET_EXEC for the GPU) is no program");
 	elf_unmap(&m);
 	/* Not ELF; a host object without device code: no kernels. */
 	cr_assert_eq(read_stacks((const unsigned char *)"int x;", 6, &s, &why), -1);

@@ -1,5 +1,6 @@
 #include <criterion/criterion.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -154,9 +155,46 @@ Test(view, locate_takes_the_real_nvcc_of_a_view)
 
 Test(view, cache_remove_dir_removes_links_and_subdirectories)
 {
-	char *v = make();
+	/* a toolkit of this test's own, so that following a link would delete what it points at */
+	char *tk = concat(dir, "/tk", NULL), *bin = concat(tk, "/bin", NULL), *inc = concat(tk, "/include", NULL);
+	char *nvcc = concat(bin, "/nvcc", NULL), *header = concat(inc, "/cuda.h", NULL);
+	cr_assert_eq(mkdir(tk, 0755), 0);
+	cr_assert_eq(mkdir(bin, 0755), 0);
+	cr_assert_eq(mkdir(inc, 0755), 0);
+	FILE *f = fopen(nvcc, "w");
+	cr_assert_not_null(f);
+	fputs("#!/bin/sh\nexit 0\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(nvcc, 0755), 0);
+	f = fopen(header, "w");
+	cr_assert_not_null(f);
+	fputs("/* a header */\n", f);
+	fclose(f);
+	char *v, *why = NULL, *cache = concat(dir, "/cache", NULL);
+	cr_assert_eq(view_get(cache, nvcc, self.exe, &v, &why), 0, "%s", why ? why : "");
+	char *in_view = concat(v, "/include/cuda.h", NULL);
+	cr_assert_eq(access(in_view, F_OK), 0, "the view links the toolkit's include/");
 	cache_remove_dir(v);
 	cr_assert_neq(access(v, F_OK), 0);
-	cr_assert_eq(access(real, X_OK), 0, "the real toolkit is untouched");
+	cr_assert_eq(access(nvcc, X_OK), 0, "the toolkit's nvcc is untouched");
+	cr_assert_eq(access(header, F_OK), 0, "the toolkit's headers are untouched");
+	free(in_view);
+	free(v);
+	free(cache);
+	free(nvcc);
+	free(header);
+	free(inc);
+	free(bin);
+	free(tk);
+}
+
+Test(view, never_a_view_of_a_view)
+{
+	char *v = make(), *why = NULL, *again = NULL;
+	char *nvcc = concat(v, "/bin/nvcc", NULL);
+	cr_assert_neq(view_get(dir, nvcc, self.exe, &again, &why), 0, "a view's nvcc is no toolkit's");
+	cr_assert_not_null(why);
+	free(why);
+	free(nvcc);
 	free(v);
 }
