@@ -29,6 +29,34 @@ static unsigned jobs_of(const struct config *cfg)
 }
 
 
+/* A private directory under TMPDIR for the commands nvshim runs itself (xmalloc'ed), or NULL
+ * after a warning that says what it was for (NULL `what`: nothing said). */
+static char *private_dir(const char *name, const char *what)
+{
+	const char *base = getenv("TMPDIR");
+	char *dir = concat(base && *base ? base : "/tmp", "/nvshim-", name, "-XXXXXX", NULL);
+	if (mkdtemp(dir))
+		return dir;
+	if (what)
+		warning("modules: cannot make a directory %s: %s", what, strerror(errno));
+	free(dir);
+	return NULL;
+}
+
+/* Takes the lock of source s's verdict and reads it again: another build may have learnt
+ * something meanwhile. Returns the lock, for verdict_unlock(). */
+static int verdict_relock(struct module_source *s, const char *cache_dir)
+{
+	int fd = verdict_lock(cache_dir, s->key);
+	struct verdict fresh;
+	verdict_init(&fresh);
+	if (!verdict_load(&fresh, cache_dir, s->key)) {
+		verdict_release(&s->verdict);
+		s->verdict = fresh;
+	}
+	return fd;
+}
+
 /* Why a probe failed, and its first error line, from its stderr. Returns -1 when it printed no
  * error at all (it could not run, it was killed): nothing is learnt, nothing is recorded. */
 static int probe_reason(const char *err_file, int status, char **reason, char **first)
@@ -201,21 +229,10 @@ static size_t probe_source(struct modules_plan *mp, size_t i, const struct modul
 		warning("modules: cannot probe %s: injected fault (NVSHIM_FAULT)", s->path);
 		return 0;
 	}
-	const char *base = getenv("TMPDIR");
-	char *dir = concat(base && *base ? base : "/tmp", "/nvshim-probe-XXXXXX", NULL);
-	if (!mkdtemp(dir)) {
-		warning("modules: cannot make a directory for probes: %s", strerror(errno));
-		free(dir);
+	char *dir = private_dir("probe", "for probes");
+	if (!dir)
 		return 0;
-	}
-	int fd = verdict_lock(cfg->cache_dir, s->key);
-	/* another build may have probed it meanwhile */
-	struct verdict fresh;
-	verdict_init(&fresh);
-	if (!verdict_load(&fresh, cfg->cache_dir, s->key)) {
-		verdict_release(&s->verdict);
-		s->verdict = fresh;
-	}
+	int fd = verdict_relock(s, cfg->cache_dir);
 	for (int round = 0; round < 2 && !runner_signal(); round++) {
 		struct probe *pv = NULL;
 		size_t n = 0;
@@ -312,11 +329,8 @@ static int compare_specific(struct modules_plan *mp, size_t i, const struct modu
 	for (size_t k = 0; k < st->nk; k++)
 		if (stubs_trivial(st, k, col) || stubs_trap_paths(st, k, col))
 			rows[nrows++] = k;
-	const char *base = getenv("TMPDIR");
-	char *dir = concat(base && *base ? base : "/tmp", "/nvshim-stubs-XXXXXX", NULL);
-	if (!mkdtemp(dir)) {
-		warning("modules: cannot make a directory to compare targets: %s", strerror(errno));
-		free(dir);
+	char *dir = private_dir("stubs", "to compare targets");
+	if (!dir) {
 		free(rows);
 		return 0;
 	}
@@ -496,9 +510,8 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 	stubs_release(&st);
 	if (nfound && !s->verdict.deps.n) {
 		/* the files the source came from, so that a changed library header makes it stale */
-		const char *tmp = getenv("TMPDIR");
-		char *dir = concat(tmp && *tmp ? tmp : "/tmp", "/nvshim-stubs-XXXXXX", NULL);
-		if (mkdtemp(dir)) {
+		char *dir = private_dir("stubs", NULL);
+		if (dir) {
 			run_round(NULL, 0, ctx->cfg, &s->verdict, ctx->nvcc, dir, s->path, &s->verdict.deps, &mp->base);
 			cache_remove_dir(dir);
 		}
@@ -855,23 +868,9 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 				"(NVSHIM_FAULT)", s->path);
 			continue;
 		}
-		if (!dir) {
-			const char *base = getenv("TMPDIR");
-			dir = concat(base && *base ? base : "/tmp", "/nvshim-decide-XXXXXX", NULL);
-			if (!mkdtemp(dir)) {
-				warning("modules: cannot make a directory to decide targets: %s", strerror(errno));
-				free(dir);
-				return 0;
-			}
-		}
-		int fd = verdict_lock(cfg->cache_dir, s->key);
-		/* another build may have decided meanwhile */
-		struct verdict fresh;
-		verdict_init(&fresh);
-		if (!verdict_load(&fresh, cfg->cache_dir, s->key)) {
-			verdict_release(&s->verdict);
-			s->verdict = fresh;
-		}
+		if (!dir && !(dir = private_dir("decide", "to decide targets")))
+			return 0;
+		int fd = verdict_relock(s, cfg->cache_dir);
 		size_t n = undecided(mp, i, ctx, todo, 8);
 		double ms = 0;
 		int learnt = 0, moved = 0, left = 0;
