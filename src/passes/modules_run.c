@@ -677,6 +677,13 @@ static int decide_worth(const struct modules_plan *mp, size_t i, const struct mo
 	char *real = lrealpath(ctx->nvcc);
 	char *root = real ? toolkit_root(real) : NULL;
 	free(real);
+	/* a toolkit's root has its headers (a wrapper's directory is none) */
+	char *runtime = root ? concat(root, "/include/cuda_runtime.h", NULL) : NULL;
+	if (runtime && access(runtime, R_OK)) {
+		free(root);
+		root = NULL;
+	}
+	free(runtime);
 	int worth = 0;
 	for (size_t k = 0; k < mp->libdirs.n && !worth; k++) {
 		char *dir = lrealpath(mp->libdirs.v[k]);
