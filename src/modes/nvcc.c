@@ -319,7 +319,8 @@ void nvcc_say_note(const struct session *s, const char *note)
  * note is a rewrite. */
 void nvcc_print_notes(const struct session *s, const struct plan *plan)
 {
-	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]", "[threads.auto]", "[threads.serial]" };
+	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]", "[threads.auto]", "[threads.serial]",
+					       "[modules.method]" };
 	for (size_t i = 0; i < plan->notes.n; i++) {
 		const char *note = plan->notes.v[i];
 		size_t len = strlen(note);
@@ -427,10 +428,10 @@ static void watch_modules(struct nvcc_passes *ps, const struct crash_context *wa
 	ps->mctx.failed_arg = (void *)watch;
 }
 
-/* Plans the line again with what the modules pass learnt (a verdict), saying only the notes not
- * said already, and puts the launcher back in front. */
+/* Plans the line again with what the modules pass learnt (a verdict). After the notes were said
+ * (`said`), says only the new ones and puts the launcher back in front; before, neither. */
 static void nvcc_replan(struct session *s, struct plan *plan, struct nvcc_passes *ps, const char *nvcc,
-			struct link_result *link, const struct crash_context *watch)
+			struct link_result *link, const struct crash_context *watch, int said_already)
 {
 	struct argv said = ARGV_INIT;
 	char *launcher = strcmp(plan->tool, nvcc) ? xstrdup(plan->tool) : NULL;
@@ -445,7 +446,7 @@ static void nvcc_replan(struct session *s, struct plan *plan, struct nvcc_passes
 	invocation_parse(&inv, s->args.v, s->args.n, session_env);
 	nvcc_plan(s, &inv, nvcc, plan, ps, link, NULL, NULL);
 	invocation_release(&inv);
-	for (size_t i = 0; i < plan->notes.n; i++) {
+	for (size_t i = 0; said_already && i < plan->notes.n; i++) {
 		int seen = 0;
 		for (size_t k = 0; k < said.n && !seen; k++)
 			seen = !strcmp(said.v[k], plan->notes.v[i]);
@@ -461,6 +462,10 @@ static void nvcc_replan(struct session *s, struct plan *plan, struct nvcc_passes
 			argv_push(&plan->notes, said.v[k]);
 	}
 	argv_release(&said);
+	if (!said_already) {
+		free(launcher);
+		return;
+	}
 	if (!ps->mp.split && plan_rewritten(plan, s->args.v, s->args.n))
 		plan_finalize(plan, s->cfg.options_file_threshold, NULL);
 	if (launcher)
@@ -470,25 +475,21 @@ static void nvcc_replan(struct session *s, struct plan *plan, struct nvcc_passes
 	watch_modules(ps, watch);
 }
 
-/* Runs what the modules pass planned: the targets decided before the first compile where the
- * verdict has no decision yet (planned again when one changes), then the compiles with stderr
- * held, a probe on an architecture-related failure, and one retry planned again with what the
- * probe or the object learnt. Logs like nvcc_run(). */
+/* Runs what the modules pass planned (its targets decided already: nvcc_execute()): the
+ * compiles with stderr held, a probe on an architecture-related failure, and one retry planned
+ * again with what the probe or the object learnt. Logs like nvcc_run(). */
 static int nvcc_run_modules(struct session *s, struct plan *plan, struct nvcc_passes *ps, const char *nvcc,
 			   const struct argv *argv_in, struct link_result *link,
 			   const struct crash_context *watch)
 {
 	struct run_result res = { 127, 0, 0 };
 	watch_modules(ps, watch);
-	/* the decision is nvshim's own time before nvcc runs (the record's added time) */
-	if (modules_decide(&ps->mp, &ps->mctx, plan) && !runner_signal())
-		nvcc_replan(s, plan, ps, nvcc, link, watch);
 	session_tool_starting();
 	if (runner_signal())
 		return session_ran(s, plan, argv_in, 128 + runner_signal());
 	if (modules_run(&ps->mp, plan, &ps->mctx, 1, &link->retry, &res) == MODULES_RETRY &&
 	    !runner_signal()) {
-		nvcc_replan(s, plan, ps, nvcc, link, watch);
+		nvcc_replan(s, plan, ps, nvcc, link, watch, 1);
 		modules_run(&ps->mp, plan, &ps->mctx, 0, &link->retry, &res);
 	}
 	return session_ran(s, plan, argv_in, res.status);
@@ -506,6 +507,12 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 	/* nvcc's --threads, from what the machine has free now (threads.h). */
 	struct threads_hold th;
 	threads_hold_init(&th);
+	/* Targets decided before the first compile, where a source's verdict has no decision yet
+	 * (modules.h): --threads and the notes are for the decided list. The decision is nvshim's
+	 * own time before nvcc runs (the record's added time). */
+	if (ps->mp.active && (ps->mp.hold || ps->mp.split) && modules_decide(&ps->mp, &ps->mctx, plan) &&
+	    !runner_signal())
+		nvcc_replan(s, plan, ps, nvcc, link, NULL, 0);
 	nvcc_threads_step(s, inv, plan, &th, 1);
 	nvcc_print_notes(s, plan);
 	if (!plan->notes.n)

@@ -898,7 +898,6 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 				  "device code for %s and its arch-specific forms: %s (%.0f ms)", lbasename(s->path),
 				  arch_format(&todo[0].code, c0, sizeof(c0)),
 				  moved ? "they differ" : left ? "only the a form differs, the object decides" : "the same", ms);
-			diag_note(VERBOSITY_VERBOSE, "%s", plan->notes.v[plan->notes.n - 1]);
 			stats_count_probes(1);
 		}
 		changed |= moved;
