@@ -489,7 +489,7 @@ static int on_setting(void *user, const char *section, const char *name, const c
 }
 
 /* The offset of the first byte that no text file holds (NUL, a control character other than
- * tab, CR and LF), or -1; the stream is rewound. */
+ * tab, CR and LF), or -1. */
 static long binary_offset(const char *text, size_t len, int *byte)
 {
 	/* control characters but tab, newline and carriage return; a NUL ends strcspn() too */

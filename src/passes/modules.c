@@ -145,6 +145,12 @@ size_t modules_candidates(const struct target *t, const struct toolkit *tk, stru
 	return n;
 }
 
+int modules_decided_early(const struct verdict *v)
+{
+	const struct verdict_unit *how = verdict_find(v, "method:specific");
+	return how && !strncmp(how->reason, "preprocess", 10);
+}
+
 char *modules_stub_unit(const char *kind, const struct target *t)
 {
 	char v[32], c[32];
@@ -387,11 +393,9 @@ static enum decision decide(const struct module_source *s, const struct modules_
 			const struct verdict_unit *cv = verdict_find(&s->verdict, cu);
 			free(cu);
 			if (cv && cv->pass) {
-				const struct verdict_unit *how = verdict_find(&s->verdict, "method:specific");
 				*out = cand[i];
 				*why = xstrdup(sv->reason);
-				*rule = how && !strncmp(how->reason, "preprocess", 10) ? "modules.decide"
-										       : "modules.stubs";
+				*rule = modules_decided_early(&s->verdict) ? "modules.decide" : "modules.stubs";
 				return UPGRADE;
 			}
 		}

@@ -132,6 +132,10 @@ char *modules_unit(const struct target *t);
  * then the f and a forms the toolkit accepts. */
 size_t modules_candidates(const struct target *t, const struct toolkit *tk, struct target out[3]);
 
+/* 1 if source's targets were decided before compiling, from its preprocessed device code
+ * (modules_decide(); the verdict's "method:specific" unit), rather than by the object. */
+int modules_decided_early(const struct verdict *v);
+
 /* The verdict unit of a stub finding for a target: "specific:compute_90:sm_90" (kernels that
  * only the a/f form builds), "stubs:compute_75:sm_75" (every kernel a stub). xmalloc'ed. */
 char *modules_stub_unit(const char *kind, const struct target *t);

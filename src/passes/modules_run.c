@@ -15,6 +15,7 @@
 #include "base/diag.h"
 #include "base/fault.h"
 #include "buildwide/threads.h"
+#include "buildwide/build.h"
 #include "buildwide/stats.h"
 #include "diagnose/diagnose.h"
 #include "passes/link.h"
@@ -473,9 +474,8 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 		}
 		/* the f form, decided before compiling where f and a preprocess differently: does a
 		 * build kernels that f compiled out? (the object tells; f runs on more GPUs) */
-		const struct verdict_unit *how = verdict_find(&s->verdict, "method:specific");
-		if (learn && (ntriv || ntrap) && t->code.suffix == 'f' && t->virt.suffix == 'f' && how &&
-		    !strncmp(how->reason, "preprocess", 10)) {
+		if (learn && (ntriv || ntrap) && t->code.suffix == 'f' && t->virt.suffix == 'f' &&
+		    modules_decided_early(&s->verdict)) {
 			struct target a = { { ARCH_VIRTUAL, t->code.num, 'a' }, { ARCH_REAL, t->code.num, 'a' } };
 			char *unit = modules_stub_unit("specific", &a);
 			int known = verdict_find(&s->verdict, unit) != NULL;
@@ -607,34 +607,35 @@ static int tree_mentions(const char *dir, int depth, size_t *files)
 }
 
 /* Whether a header directory (a library's) names a feature word anywhere below it. The answer is
- * cached under cache_dir/modules/libdirs, keyed by the directory's resolved path and the
- * modification times of it and its subdirectories one level down (a library installed again
- * changes them); a library that names none (PyTorch's headers) costs one walk per version. */
+ * cached under cache_dir/modules/libdirs, keyed by the identity (cache_file_key) of the directory
+ * and of its subdirectories one level down (a library installed again changes them); a library
+ * that names none (PyTorch's headers) costs one walk per version. */
 static int libdir_mentions(const char *dir, const char *cache_dir)
 {
 	struct stat sb;
-	if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
+	char *key = !stat(dir, &sb) && S_ISDIR(sb.st_mode) ? cache_file_key(dir) : NULL;
+	if (!key)
 		return 0;
-	unsigned long long h = 1469598103934665603ULL;
-	for (const char *p = dir; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	char *key = xasprintf("%s %lld.%09ld", dir, (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
 		char *p = e->d_name[0] != '.' ? concat(dir, "/", e->d_name, NULL) : NULL;
 		struct stat cb;
-		if (p && !lstat(p, &cb) && S_ISDIR(cb.st_mode)) {
-			char *more = xasprintf("%s %lld.%09ld", key, (long long)cb.st_mtim.tv_sec, (long)cb.st_mtim.tv_nsec);
+		char *sub = p && !lstat(p, &cb) && S_ISDIR(cb.st_mode) ? cache_file_key(p) : NULL;
+		if (sub) {
+			char *more = concat(key, "\t", sub, NULL);
 			free(key);
 			key = more;
 		}
+		free(sub);
 		free(p);
 	}
 	if (d)
 		closedir(d);
+	char name[17];
+	build_hash(dir, name);
 	char *cdir = cache_dir && *cache_dir ? concat(cache_dir, "/modules/libdirs", NULL) : NULL;
-	char *file = cdir ? xasprintf("%s/%016llx", cdir, h) : NULL;
+	char *file = cdir ? concat(cdir, "/", name, NULL) : NULL;
 	char *text = file ? cache_read(file) : NULL;
 	size_t klen = strlen(key);
 	int found;
@@ -696,16 +697,6 @@ static int decide_worth(const struct modules_plan *mp, size_t i, const struct mo
 	return worth;
 }
 
-/* Whether two files hold the same bytes; -1 when one cannot be read. */
-static int same_text(const char *a, const char *b)
-{
-	char *x = cache_read(a), *y = x ? cache_read(b) : NULL;
-	int r = x && y ? !strcmp(x, y) : -1;
-	free(x);
-	free(y);
-	return r;
-}
-
 /* Source i, target t (plain sm_NN): the device code preprocessed for sm_NN and for its f and a
  * forms (`nvcc -E`, in parallel). The same text for a form means the same code; a different one
  * means code that only the form compiles (a library's feature macros: CUTLASS's
@@ -752,19 +743,19 @@ static int decide_target(struct modules_plan *mp, size_t i, const struct modules
 	int result = -1;
 	char c0[32], c1[32];
 	arch_format(&t->code, c0, sizeof(c0));
+	/* each text read once; a form's text that cannot be read decides nothing */
+	char *text[3] = { NULL, NULL, NULL };
+	int broken = 0;
+	for (size_t f = 0; ok && f < nf; f++)
+		broken |= !(text[f] = cache_read(ii[f]));
 	if (ok) {
 		if (!s->verdict.deps.n)
 			deps_of(ii[0], &s->verdict.deps);
 		/* same[f]: form f preprocesses as plain does; fa: f as a does */
-		int same[3] = { 1, 1, 1 };
-		for (size_t f = 1; f < nf; f++)
-			same[f] = same_text(ii[0], ii[f]);
-		int fa = nf == 3 ? same_text(ii[1], ii[2]) : 0;
-		int differ = 0, broken = 0;
-		for (size_t f = 1; f < nf; f++) {
-			differ |= same[f] == 0;
-			broken |= same[f] < 0;
-		}
+		int same[3] = { 1, 1, 1 }, differ = 0;
+		for (size_t f = 1; !broken && f < nf; f++)
+			differ |= !(same[f] = !strcmp(text[0], text[f]));
+		int fa = !broken && nf == 3 && !strcmp(text[1], text[2]);
 		char *plain_unit = modules_stub_unit("specific", t), *done = modules_stub_unit("decided", t);
 		if (!broken)
 			verdict_set(&s->verdict, done, 1, "", "");
@@ -807,6 +798,7 @@ static int decide_target(struct modules_plan *mp, size_t i, const struct modules
 		argv_release(&args[f]);
 		free(ii[f]);
 		free(err[f]);
+		free(text[f]);
 	}
 	return result;
 }
@@ -818,9 +810,7 @@ static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_
 	int undone = 0;
 	for (size_t i = 0; i < mp->nsrc; i++) {
 		struct module_source *s = &mp->src[i];
-		const struct verdict_unit *how = verdict_find(&s->verdict, "method:specific");
-		if ((mp->split && s->group != (int)k) || !s->key[0] || !how ||
-		    strncmp(how->reason, "preprocess", 10))
+		if ((mp->split && s->group != (int)k) || !s->key[0] || !modules_decided_early(&s->verdict))
 			continue;
 		int moved = 0;
 		for (size_t u = 0; u < s->verdict.n; u++) {

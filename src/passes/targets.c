@@ -7,6 +7,7 @@
 #include <libiberty.h>
 
 #include "base/diag.h"
+#include "objects/images.h"
 
 static int is_target_option(const struct inv_arg *a)
 {
@@ -30,15 +31,11 @@ int targets_wanted(const struct invocation *inv, const struct config *cfg)
 }
 
 /* 1 if a GPU of compute capability cc can run the code e (an embedded arch; LTO-IR counts as
- * the machine code it becomes). */
+ * the machine code it becomes): the rules `nvshim inspect` judges images by (images.h). */
 static int code_runs_on(struct arch e, unsigned cc)
 {
-	if (e.suffix == 'a')
-		return e.num == cc;
-	if (e.num > cc)
-		return 0;
-	/* Plain PTX is compiled for any newer GPU; SASS and family PTX serve their major. */
-	return (e.kind == ARCH_VIRTUAL && !e.suffix) || e.num / 10 == cc / 10;
+	return e.kind == ARCH_VIRTUAL ? images_ptx_runs(e.num, e.suffix, cc)
+				      : images_sass_runs(e.num, e.suffix, cc);
 }
 
 int targets_run_on(const struct arch_list *l, unsigned cc)
