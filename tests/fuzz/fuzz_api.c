@@ -1,5 +1,6 @@
 /* The API table (config/api.ini's format) and the compiler output it is matched against: the
- * input is a table, a NUL byte, then what a compiler printed. */
+ * input is a table, a NUL byte, then what a compiler printed. The same table is also read as
+ * toolkit gates (config/gates.ini's format): both go through base/inifile. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "fuzz.h"
 #include "base/argv.h"
 #include "diagnose/api.h"
+#include "passes/gates.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,6 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (api_find(&t, t.v[i].name) == NULL)
 			abort();
 	}
+	struct gates g;
+	gates_init(&g);
+	gates_parse(&g, table, "fuzz.ini", &problems);
+	for (size_t i = 0; i < g.n; i++)
+		if (!g.v[i].name)
+			abort();
+	gates_release(&g);
 	api_notes(&t, out, NULL, &notes);
 	api_notes(&t, out, "13.0.88", &notes);
 	size_t len = strlen(out);

@@ -1,4 +1,5 @@
-/* A configuration file, and a setting's value from the environment or an option. */
+/* A configuration file, the same file in a rules directory ([module] rules), and a setting's
+ * value from the environment or an option. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 
 #include "fuzz.h"
 #include "model/config.h"
+#include "model/rules.h"
 #include "base/diag.h"
 
 static const char *no_env(const char *name)
@@ -15,18 +17,17 @@ static const char *no_env(const char *name)
 	return NULL;
 }
 
-static char *path;
+static char *path, *dir;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
 	const char *tmp = getenv("TMPDIR");
-	char *dir = concat(tmp && *tmp ? tmp : "/tmp", "/nvshim-fuzz-XXXXXX", NULL);
+	dir = concat(tmp && *tmp ? tmp : "/tmp", "/nvshim-fuzz-XXXXXX", NULL);
 	if (!mkdtemp(dir))
 		abort();
 	path = concat(dir, "/nvshim.ini", NULL);
-	free(dir);
 	diag_set_stream(fopen("/dev/null", "w"));
 	return 0;
 }
@@ -43,6 +44,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	config_init(&c, no_env);
 	config_load_file(&c, path, LAYER_PROJECT);
 	config_load_file(&c, path, LAYER_USER);
+	struct argv quads = ARGV_INIT, problems = ARGV_INIT;
+	rules_load_dir(&quads, dir, &problems);
+	if (quads.n % 4)
+		abort();
+	argv_release(&quads);
+	argv_release(&problems);
 	/* The same text as the value of every setting. */
 	char *s = fuzz_string(data, size);
 	for (size_t i = 0; i < config_nitems; i++) {
