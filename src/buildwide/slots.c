@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <time.h>
@@ -124,4 +125,132 @@ int slots_gate_parse(const char *text, unsigned *n, char *dir, size_t size)
 	memcpy(dir, p, len + 1);
 	*n = v;
 	return 0;
+}
+
+/* ---- --split-compile in nvcc's stage commands ---- */
+
+/* Whether a stage's command runs `name`: its first word (quotes taken off), last component. */
+static int stage_runs(const char *command, const char *name)
+{
+	const char *p = command;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	char quote = *p == '"' || *p == '\'' ? *p++ : 0;
+	const char *base = p;
+	while (*p && (quote ? *p != quote : *p != ' ' && *p != '\t')) {
+		if (*p == '/')
+			base = p + 1;
+		p++;
+	}
+	size_t n = strlen(name);
+	return (size_t)(p - base) == n && !strncmp(base, name, n);
+}
+
+/* The split-compile option at p, if there is one: "-split-compile N", "-split-compile=N" (or two
+ * dashes) starting a word. Sets *digits and *ndigits (N's text), *end (past the option) and *value
+ * (N, capped); returns 1, else 0. */
+static int split_option_at(const char *command, const char *p, const char **digits, size_t *ndigits,
+			   const char **end, unsigned *value)
+{
+	static const char name[] = "-split-compile";
+	const char *q = p;
+	if (*q == '-' && q[1] == '-')
+		q++;
+	if (p != command && p[-1] != ' ' && p[-1] != '\t' && p[-1] != '"')
+		return 0;
+	if (strncmp(q, name, sizeof(name) - 1))
+		return 0;
+	q += sizeof(name) - 1;
+	if (*q != ' ' && *q != '=')
+		return 0;
+	const char *d = ++q;
+	unsigned v = 0;
+	while (*q >= '0' && *q <= '9') {
+		if (v < 100000)
+			v = v * 10 + (unsigned)(*q - '0');
+		q++;
+	}
+	if (q == d || (*q && *q != ' ' && *q != '\t' && *q != '"'))
+		return 0;
+	*digits = d;
+	*ndigits = (size_t)(q - d);
+	*end = q;
+	*value = v;
+	return 1;
+}
+
+unsigned slots_split_wanted(const char *command)
+{
+	if (!command || !(stage_runs(command, "cicc") || stage_runs(command, "ptxas")))
+		return 0;
+	unsigned most = 0;
+	for (const char *p = command; (p = strchr(p, '-')); p++) {
+		const char *d, *end;
+		size_t nd;
+		unsigned v;
+		if (split_option_at(command, p, &d, &nd, &end, &v)) {
+			if (v > most)
+				most = v;
+			p = end - 1;
+		}
+	}
+	return most;
+}
+
+char *slots_split_command(const char *command, unsigned k)
+{
+	if (!command)
+		return NULL;
+	int strip = stage_runs(command, "fatbinary");
+	if (!strip && !stage_runs(command, "cicc") && !stage_runs(command, "ptxas"))
+		return NULL;
+	size_t len = strlen(command), count = 0;
+	for (const char *p = command; (p = strstr(p, "split-compile")); p++)
+		count++;
+	if (!count)
+		return NULL;
+	char *out = malloc(len + 1 + count * 12);
+	if (!out)
+		return NULL;
+	char *o = out;
+	int changed = 0;
+	const char *p = command;
+	while (*p) {
+		const char *d, *end;
+		size_t nd;
+		unsigned v;
+		if (*p != '-' || !split_option_at(command, p, &d, &nd, &end, &v)) {
+			*o++ = *p++;
+			continue;
+		}
+		changed = 1;
+		if (strip) {
+			/* the option and the blank after it */
+			p = *end == ' ' || *end == '\t' ? end + 1 : end;
+			continue;
+		}
+		memcpy(o, p, (size_t)(d - p));
+		o += d - p;
+		o += sprintf(o, "%u", k ? k : 1);
+		p = end;
+	}
+	*o = '\0';
+	if (!changed) {
+		free(out);
+		return NULL;
+	}
+	/* a --cmdline that held nothing else goes, with the blank after it */
+	char *c = strip ? strstr(out, "--cmdline=\"") : NULL;
+	if (c && (c == out || c[-1] == ' ')) {
+		char *v = c + 11;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (*v == '"') {
+			v++;
+			if (*v == ' ')
+				v++;
+			memmove(c, v, strlen(v) + 1);
+		}
+	}
+	return out;
 }

@@ -21,6 +21,10 @@
  * user had it is kept while the gate is in front of it (unset: LD_PRELOAD was unset). */
 #define SLOTS_GATE_ENV "NVSHIM_GATE"
 #define SLOTS_GATE_PRELOAD_ENV "NVSHIM_GATE_LD_PRELOAD"
+/* Set (to "1") when nvshim gave nvcc --split-compile: the gate then gives each cicc and ptxas
+ * stage as many threads as it could take slots (slots_split_command()). A --split-compile of the
+ * user's own is left as it is: this is not set then. */
+#define SLOTS_SPLIT_ENV "NVSHIM_GATE_SPLIT"
 
 /* Most slots a directory has (one per CPU). */
 #define SLOTS_MAX 256
@@ -46,5 +50,20 @@ int slots_gate_format(char *buf, size_t size, unsigned n, const char *dir);
 /* Reads "<n>:<dir>": 0 with *n (1 .. SLOTS_MAX) and dir (an absolute path that fits in `size`),
  * else -1. Tolerates any bytes. */
 int slots_gate_parse(const char *text, unsigned *n, char *dir, size_t size);
+
+/* nvcc --split-compile N hands each cicc stage "-split-compile N" and each ptxas stage
+ * "-split-compile=N", and records the option in fatbinary's --cmdline and --cicc-cmdline (the
+ * options of the driver's JIT for PTX images). The gate rewrites those stage commands (the
+ * strings nvcc gives system()):
+ *
+ * slots_split_wanted(): for a cicc or ptxas stage, the largest N it asks for; 0 for any other
+ * command, or one that asks for none.
+ * slots_split_command(): the command with each N of a cicc or ptxas stage set to k (at least 1;
+ * 1 is one thread, what the stage does without the option), or for a fatbinary stage with the
+ * option taken out of its --cmdline and --cicc-cmdline (a --cmdline left empty goes too), so
+ * that the object records what it would without it; malloc'ed, or NULL when the command holds
+ * nothing to change (or memory ran out): the command then runs as it is. Both take any bytes. */
+unsigned slots_split_wanted(const char *command);
+char *slots_split_command(const char *command, unsigned k);
 
 #endif

@@ -581,7 +581,8 @@ static void on_fatal_signal(int sig)
 	errno = saved;
 }
 
-static unsigned env_k;
+static unsigned env_k;     /* --threads K in NVCC_APPEND_FLAGS (0: none) */
+static int env_flags;      /* NVCC_APPEND_FLAGS is nvshim's (threads_env_add()) */
 static char *env_saved; /* NVCC_APPEND_FLAGS before, NULL: it was unset */
 static int env_gate;    /* LD_PRELOAD and SLOTS_GATE_ENV set by threads_env_gate() */
 static char *env_preload_saved; /* LD_PRELOAD before, NULL: it was unset */
@@ -600,21 +601,33 @@ static void env_restore(const char *name, char **saved)
 /* NVCC_APPEND_FLAGS as the user had it (the gate, if set, stays). */
 static void env_undo_k(void)
 {
-	if (env_k) {
+	if (env_flags) {
 		env_restore("NVCC_APPEND_FLAGS", &env_saved);
+		unsetenv(SLOTS_SPLIT_ENV);
 		env_k = 0;
+		env_flags = 0;
 	}
 }
 
-void threads_env_add(unsigned k)
+void threads_env_add(unsigned k, unsigned split)
 {
 	env_undo_k();
+	if (k < 2 && split < 2)
+		return;
 	const char *old = getenv("NVCC_APPEND_FLAGS");
 	env_saved = old ? xstrdup(old) : NULL;
-	char *flags = xasprintf("%s%s--threads %u", old ? old : "", old && *old ? " " : "", k);
+	char threads[32] = "", splits[40] = "";
+	if (k > 1)
+		snprintf(threads, sizeof(threads), "--threads %u", k);
+	if (split > 1)
+		snprintf(splits, sizeof(splits), "%s--split-compile %u", k > 1 ? " " : "", split);
+	char *flags = xasprintf("%s%s%s%s", old ? old : "", old && *old ? " " : "", threads, splits);
 	setenv("NVCC_APPEND_FLAGS", flags, 1);
 	free(flags);
-	env_k = k;
+	if (split > 1)
+		setenv(SLOTS_SPLIT_ENV, "1", 1);
+	env_k = k > 1 ? k : 0;
+	env_flags = 1;
 }
 
 int threads_env_gate(const char *lib, unsigned n, const char *dir)
@@ -841,12 +854,13 @@ int threads_hold_apply(struct threads_hold *h)
 	if (h->gate_lib && threads_env_gate(h->gate_lib, h->gate_n, h->gate_dir)) {
 		free(h->gate_lib);
 		h->gate_lib = NULL;
-		/* K was chosen for stages that take turns: without the gate, one pass at a time */
+		/* K was chosen for stages that take turns: without the gate, one pass at a time, and no
+		 * split (nothing would count its threads) */
 		h->k = 1;
+		h->split = 0;
 		rc = -1;
 	}
-	if (h->k > 1)
-		threads_env_add(h->k);
+	threads_env_add(h->k, h->split);
 	return rc;
 }
 

@@ -133,6 +133,7 @@ struct threads_hold {
 	char token_bytes[256];
 	/* what threads_hold_apply() puts in the environment */
 	unsigned k;         /* --threads K (1: none) */
+	unsigned split;     /* --split-compile S, the most threads the gate gives a stage (0: none) */
 	char *gate_lib;     /* libnvshim-gate.so, or NULL: no gate */
 	char *gate_dir;     /* its slots */
 	unsigned gate_n;
@@ -140,13 +141,14 @@ struct threads_hold {
 
 void threads_hold_init(struct threads_hold *h);
 
-/* --threads K for the tools nvshim starts from now on, added to NVCC_APPEND_FLAGS (the command
- * line, and so every cache's key, stays as it is). nvcc given --threads exits with status 255
+/* --threads K (K > 1) and --split-compile S (S > 1, with SLOTS_SPLIT_ENV for the gate) for the
+ * tools nvshim starts from now on, added to NVCC_APPEND_FLAGS (the command line, and so every
+ * cache's key, stays as it is). nvcc given --threads exits with status 255
  * for every failure, where serial nvcc gives 1 or 2 (or the status of a stage's signal), so a
  * compile that fails with it is run again without it: threads_env_added() says whether K > 1
  * is in effect, threads_env_undo() restores the environment as it was (NVCC_APPEND_FLAGS, and
  * what threads_env_gate() set). */
-void threads_env_add(unsigned k);
+void threads_env_add(unsigned k, unsigned split);
 unsigned threads_env_added(void);
 void threads_env_undo(void);
 /* The gate for the tools nvshim starts from now on: `lib` first in LD_PRELOAD, SLOTS_GATE_ENV
@@ -180,8 +182,8 @@ void threads_slots_keep(struct threads_hold *h, unsigned k);
 /* Reads up to n tokens from the jobserver without waiting; returns how many were read (0 when
  * it cannot be used: h->js.kind is then THREADS_JS_BROKEN). */
 unsigned threads_tokens_take(struct threads_hold *h, const char *makeflags, unsigned n);
-/* Sets the environment for the tools nvshim starts from now on: --threads h->k
- * (threads_env_add()) and the gate (threads_env_gate()); called just before nvcc runs, so that
+/* Sets the environment for the tools nvshim starts from now on: --threads h->k and
+ * --split-compile h->split (threads_env_add()) and the gate (threads_env_gate()); called just before nvcc runs, so that
  * what nvshim runs before it (a host compiler's --version) sees none of it. Returns 0, or -1 when
  * the gate could not be set (nothing of it is then in effect; h->gate_lib is cleared and K is 1:
  * it was chosen for stages that take turns). */

@@ -109,7 +109,7 @@ int cmd_explain(int n, char **args)
 	/* What the threads step would choose now; nothing is taken. */
 	struct threads_hold th;
 	threads_hold_init(&th);
-	unsigned threads = nvcc_threads_step(&s, &inv, &plan, &th, 0);
+	unsigned threads = nvcc_threads_step(&s, &inv, &plan, &th, 0, &ps, nvcc);
 	session_add_launcher(&s, launcher_wanted(&inv), &plan);
 	nvcc_modules_launcher(&ps, &plan, nvcc);
 

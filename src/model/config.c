@@ -92,6 +92,14 @@ const struct config_item config_items[] = {
 	       "also embeds that target's PTX (compute_NN, plain form), so that GPUs newer than the "
 	       "list can run the code through the driver's JIT; off: the list as given (rule "
 	       "targets.forward_ptx)."),
+	CHOICE(split_compile, "auto|on|off",
+	       "nvcc's --split-compile: cicc and ptxas split their optimizations over threads, each "
+	       "stage taking as many as the CPUs free when it starts (it counts them with nvshim's other "
+	       "compiles). auto: for the compiles whose targets targets_only chose (a build for this "
+	       "machine, where a compile has one or two targets and most CPUs would wait); on: every "
+	       "compile that leaves CPUs free; off: never. The code is the same (nvcc: minimal, if any, "
+	       "impact); the machine code records the threads ptxas had, so such objects differ in "
+	       "that note from build to build (rule threads.split)."),
 	ITEM(link_lcuda, CONF_BOOL, 0, NULL,
 	     "Add -lcuda to a link whose objects call the CUDA driver API (cuTensorMapEncodeTiled, "
 	     "cuGetProcAddress, ...) and nothing on the line provides it, with the toolkit's stubs "

@@ -68,6 +68,7 @@ struct config {
 	char *when_no_arch;   /* keep or devices */
 	char *targets_only;   /* "": off; "devices"; "80,90" */
 	char *forward_ptx;    /* off or highest */
+	char *split_compile;  /* auto, on or off (threads.h) */
 	/* The link pass and CC/CXX mode. */
 	int link_lcuda;
 	char *host_cc;

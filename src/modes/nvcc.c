@@ -181,11 +181,29 @@ static unsigned threads_units(const struct invocation *inv)
 	return units;
 }
 
-unsigned nvcc_threads_step(const struct session *s, const struct invocation *given, struct plan *plan,
-			   struct threads_hold *hold, int acquire)
+/* Whether a compile may split its optimizations (split_compile, threads.h): off, on, or auto,
+ * which is on where targets_only chose the targets; never over a --split-compile of the user's,
+ * and only with an nvcc that has the option (11.8 and later). */
+static int split_wanted(const struct session *s, const struct invocation *given, struct nvcc_passes *ps,
+			const char *nvcc)
 {
-	if (s->cfg.threads == THREADS_OFF || s->cfg.threads == 1 || !launcher_wanted(given) ||
-	    invocation_find(given, "threads"))
+	const char *v = s->cfg.split_compile ? s->cfg.split_compile : "auto";
+	if (!strcmp(v, "off") || (!strcmp(v, "auto") && !(s->cfg.targets_only && *s->cfg.targets_only)))
+		return 0;
+	if (invocation_find(given, "split-compile") || invocation_find(given, "split-compile-extended"))
+		return 0;
+	if (!ps || !nvcc || !nvcc_passes_toolkit(ps, s, nvcc))
+		return 0;
+	return ps->tk.major > 11 || (ps->tk.major == 11 && ps->tk.minor >= 8);
+}
+
+unsigned nvcc_threads_step(const struct session *s, const struct invocation *given, struct plan *plan,
+			   struct threads_hold *hold, int acquire, struct nvcc_passes *ps, const char *nvcc)
+{
+	if (s->cfg.threads == THREADS_OFF || s->cfg.threads == 1 || !launcher_wanted(given))
+		return 1;
+	/* a --threads of the user's: nvshim neither adds one nor splits under it */
+	if (invocation_find(given, "threads"))
 		return 1;
 	if (s->cfg.launcher && *s->cfg.launcher) {
 		const char *base = lbasename(s->cfg.launcher);
@@ -198,7 +216,8 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 	invocation_parse(&now, plan->argv.v + 1, plan->argv.n - 1, session_env);
 	unsigned units = threads_units(&now);
 	invocation_release(&now);
-	if (units < 2)
+	int split = units >= 1 && split_wanted(s, given, ps, nvcc);
+	if (units < 2 && !split)
 		return 1;
 	if (fault_inject("threads")) {
 		plan_note(plan, "threads.auto", "%u targets, one pass at a time: the accounting failed "
@@ -222,6 +241,14 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 		gate = NULL;
 	}
 	in.gate = gate != NULL || inherited;
+	if (units < 2 && !in.gate) {
+		/* one target: only a split would use more CPUs, and only the gate would count them */
+		plan_note(plan, "threads.split", "no --split-compile: without the gate (libnvshim-gate.so) "
+			  "nothing would count its threads");
+		free(gate);
+		free(dir);
+		return 1;
+	}
 	in.m.held = slots_held(dir, in.m.cpus);
 	char *why = NULL;
 	unsigned want = threads_decide(&in, &why);
@@ -258,12 +285,39 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 		turns = xstrdup(", nvcc's stages taking turns in the slots of an nvshim further up");
 	else
 		turns = xstrdup("");
+	/* The split: each cicc and ptxas stage takes, besides its own slot, the slots free when it
+	 * starts, up to S (the gate rewrites its --split-compile): only where the gate counts them. */
+	unsigned split_s = 0;
+	if (split && in.gate) {
+		unsigned total = gate ? slots : in.m.cpus;
+		split_s = total >= 2 ? total : 0;
+	}
 	if (acquire) {
 		/* set just before nvcc runs (threads_hold_apply()) */
 		hold->k = k;
+		hold->split = split_s;
 		hold->gate_lib = gate ? xstrdup(gate) : NULL;
 		hold->gate_dir = gate ? xstrdup(dir) : NULL;
 		hold->gate_n = slots;
+	}
+	if (split_s)
+		plan_note(plan, "threads.split", "%s --split-compile %u (in NVCC_APPEND_FLAGS): cicc and ptxas "
+			  "split their optimizations, each stage over the CPUs free when it starts (the slots it "
+			  "can take), up to %u; split_compile = %s%s", acquire ? "compiles with" : "would compile with",
+			  split_s, split_s, s->cfg.split_compile ? s->cfg.split_compile : "auto",
+			  s->cfg.split_compile && !strcmp(s->cfg.split_compile, "on") ? ""
+										   : ", for a targets_only build");
+	else if (split)
+		plan_note(plan, "threads.split", "no --split-compile: %s",
+			  !in.gate ? "without the gate (libnvshim-gate.so) nothing would count its threads"
+				   : "one CPU");
+	if (units < 2) {
+		free(turns);
+		free(gate);
+		free(how);
+		free(why);
+		free(dir);
+		return 1;
 	}
 	if (k > 1) {
 		plan_note(plan, "threads.auto", "%s --threads %u (in NVCC_APPEND_FLAGS)%s: %s%s",
@@ -320,7 +374,7 @@ void nvcc_say_note(const struct session *s, const char *note)
 void nvcc_print_notes(const struct session *s, const struct plan *plan)
 {
 	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]", "[threads.auto]", "[threads.serial]",
-					       "[modules.method]" };
+					       "[threads.split]", "[modules.method]" };
 	for (size_t i = 0; i < plan->notes.n; i++) {
 		const char *note = plan->notes.v[i];
 		size_t len = strlen(note);
@@ -513,7 +567,7 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 	if (ps->mp.active && (ps->mp.hold || ps->mp.split) && modules_decide(&ps->mp, &ps->mctx, plan) &&
 	    !runner_signal())
 		nvcc_replan(s, plan, ps, nvcc, link, NULL, 0);
-	nvcc_threads_step(s, inv, plan, &th, 1);
+	nvcc_threads_step(s, inv, plan, &th, 1, ps, nvcc);
 	nvcc_print_notes(s, plan);
 	if (!plan->notes.n)
 		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");

@@ -63,9 +63,12 @@ void nvcc_modules_launcher(struct nvcc_passes *ps, const struct plan *plan, cons
  * threads_hold_release() once nvcc has run), which threads_hold_apply() then puts in the
  * environment just before nvcc runs; without, nothing is taken (explain). Adds a note (rule
  * threads.auto) when it applies; returns K (1: nothing to add). Fail open: a failure of the
- * accounting gives 1. */
+ * accounting gives 1. With split_compile (auto: a targets_only build), and the gate in front of
+ * nvcc, also --split-compile S (hold->split, note threads.split): each cicc and ptxas stage gets
+ * one thread for its slot and one for each slot free when it starts, up to S (preload/gate.h);
+ * `ps` and `nvcc` give the toolkit's version (the option is nvcc 11.8's). */
 unsigned nvcc_threads_step(const struct session *s, const struct invocation *inv, struct plan *plan,
-			   struct threads_hold *hold, int acquire);
+			   struct threads_hold *hold, int acquire, struct nvcc_passes *ps, const char *nvcc);
 
 /* Says the plan's notes: routine notes (CC mode's, the threads step's) at verbosity verbose,
  * every other as a rewrite (nvcc_say_note()). */

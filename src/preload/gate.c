@@ -16,6 +16,7 @@ static int gate_on;
 static unsigned gate_n;
 static char gate_dir[PATH_MAX];
 static unsigned gate_next;
+static int gate_split; /* nvshim gave nvcc --split-compile (SLOTS_SPLIT_ENV) */
 /* One of nvcc's threads looks for a free slot at a time; the others wait here, asleep. So a
  * compile under --threads K keeps one poller, not K, and its descriptors, however many stages
  * wait. */
@@ -48,6 +49,8 @@ __attribute__((constructor)) static void gate_init(void)
 		unsetenv("LD_PRELOAD");
 	unsetenv(SLOTS_GATE_PRELOAD_ENV);
 	unsetenv(SLOTS_GATE_ENV);
+	gate_split = getenv(SLOTS_SPLIT_ENV) != NULL;
+	unsetenv(SLOTS_SPLIT_ENV);
 	gate_on = ok;
 }
 
@@ -66,9 +69,23 @@ __attribute__((visibility("default"))) int system(const char *command)
 	unsigned start = __atomic_fetch_add(&gate_next, 1, __ATOMIC_RELAXED) + (unsigned)getpid();
 	int locked = !pthread_mutex_lock(&gate_waiting);
 	int slot = slots_wait(gate_dir, gate_n, start, NULL);
+	/* A stage that splits its optimizations (nvshim's --split-compile S) gets one thread for its
+	 * slot and one for each other slot free now, up to S: in a full build, one. */
+	int extra[SLOTS_MAX];
+	unsigned nextra = 0, want = gate_split ? slots_split_wanted(command) : 0;
+	while (slot >= 0 && nextra + 1 < want && nextra + 1 < gate_n) {
+		int fd = slots_try(gate_dir, gate_n, start + 1 + nextra);
+		if (fd < 0)
+			break;
+		extra[nextra++] = fd;
+	}
 	if (locked)
 		pthread_mutex_unlock(&gate_waiting);
-	int status = real_system(command);
+	char *split = gate_split ? slots_split_command(command, 1 + nextra) : NULL;
+	int status = real_system(split ? split : command);
+	free(split);
+	for (unsigned i = 0; i < nextra; i++)
+		slots_give(extra[i]);
 	slots_give(slot);
 	return status;
 }

@@ -7,9 +7,14 @@ no path helps: modules_rules = false), with an empty verdict cache each time:
     (-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90), read from the
     object with cuobjdump, against what the example's own CMakeLists.txt asks for
     (CUTLASS_NVCC_ARCHS MATCHES ...);
+  - which method decided (the [modules.method] note of the JSON log: preprocessing, what it
+    found and what it cost; or no preprocessing, when the gate saw nothing to decide);
   - with --time, the first build of -arch=sm_90 (Hopper) or -arch=sm_100 (Blackwell) through
     nvshim against the hand-written correct build (-gencode arch=compute_90a,code=sm_90a, or
-    compute_100a), run one after the other, and the cached second build.
+    compute_100a), and what the objects say on their own: how many kernels of a plain build
+    differ from the arch-specific build's, and how many are stubs there (the object check's
+    view, to hold the preprocessing decision against: a false upgrade is "differ" with no kernel
+    changed, a missed one "the same" with kernels changed).
 Sources are built --jobs at a time (each build of one source runs its commands in turn).
 Prints a Markdown table, and writes the rows as JSON with --json FILE.
 
@@ -74,6 +79,47 @@ def run(cmd, env, cwd):
     return p.returncode, time.perf_counter() - start, p.stderr
 
 
+def kernel_sizes(tool, obj):
+    """{kernel: bytes of machine code} of an object's machine code (its .text.<kernel> sections)."""
+    elf = subprocess.run([tool, "-elf", obj], capture_output=True, text=True).stdout
+    sizes = {}
+    for m in re.finditer(r"^\s+\w+\s+\w+\s+(\w+)\s.*PROGBITS.*\s\.text\.(\S+)$", elf, re.M):
+        sizes[m.group(2)] = sizes.get(m.group(2), 0) + int(m.group(1), 16)
+    return sizes
+
+
+def object_truth(tool, plain, hand):
+    """What the objects say, independently of nvshim: how many kernels of the plain build differ
+    in size from the arch-specific build's, and how many of them are stubs there (at most 512
+    bytes plain, four times that or more arch-specific)."""
+    p, h = kernel_sizes(tool, plain), kernel_sizes(tool, hand)
+    differ = [k for k in h if p.get(k) != h[k]]
+    stubs = [k for k in differ if p.get(k, 0) <= 512 and h[k] >= 4 * max(p.get(k, 0), 1)]
+    return f"{len(differ)} of {len(h)} kernels differ, {len(stubs)} stubs"
+
+
+def notes(log):
+    """The modules pass's notes in a JSON log: which method decided, and its verdict notes."""
+    out = []
+    try:
+        for line in open(log):
+            for n in json.loads(line).get("notes", []):
+                if "[modules" in n:
+                    out.append(n)
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def method(found):
+    for n in found:
+        m = re.search(r"by preprocessing .*?: (the same|they differ|only the a form differs)[^(]*\((\d+) ms\)", n)
+        if m:
+            return {"the same": "pre: same", "they differ": "pre: differ"}.get(m.group(1), "pre, then object") + \
+                f" {int(m.group(2)) / 1000:.1f} s"
+    return "no preprocessing" if not found else "object"
+
+
 def sweep_one(src, a, c, tool):
     ex_dir = os.path.dirname(src)
     name = os.path.basename(ex_dir)
@@ -87,37 +133,38 @@ def sweep_one(src, a, c, tool):
     env.update(NVSHIM_NVCC=os.path.abspath(a.nvcc), NVSHIM_MODULES_RULES="false", NVSHIM_VERBOSITY="quiet")
     blackwell = int(name.split("_")[0]) >= 70 and not name.startswith("88_")
     arch = "100" if blackwell else "90"
-    row = {"example": name, "source": os.path.basename(src), "cmake": cmake_asks(ex_dir)}
+    row = {"example": name, "source": os.path.basename(src), "cmake": cmake_asks(ex_dir), "own": f"sm_{arch}"}
 
-    def fresh():
-        cache = tempfile.mkdtemp(dir=work)
-        env["NVSHIM_CACHE_DIR"] = cache
-        return cache
+    def fresh(key):
+        env["NVSHIM_CACHE_DIR"] = tempfile.mkdtemp(dir=work)
+        env["NVSHIM_LOG_FILE"] = os.path.join(work, key + ".jsonl")
+        return env["NVSHIM_LOG_FILE"]
 
-    rc, plain_s, err = run([a.nvcc] + flags + ["-o", "plain.o", f"-arch=sm_{arch}"], env, work)
-    if rc:
-        row["builds"] = False
-        row["why"] = (err.strip().splitlines() or ["?"])[-1][:120]
-        shutil.rmtree(work, ignore_errors=True)
-        return row
-    row["builds"] = True
-    row["plain"] = embedded(tool, os.path.join(work, "plain.o"))
-    for key, targets in (("sm_90", ["-arch=sm_90"]), ("sm_100", ["-arch=sm_100"]), ("torch", TORCH)):
-        if key == "sm_90" and blackwell:
-            continue
-        fresh()
+    # the example's own target first: a source nvshim cannot build is one plain nvcc cannot
+    # either (nvshim fails open), so it stands for "builds on this nvcc"
+    for key, targets in ((f"sm_{arch}", [f"-arch=sm_{arch}"]), ("sm_90" if blackwell else "sm_100",
+                         ["-arch=sm_90" if blackwell else "-arch=sm_100"]), ("torch", TORCH)):
+        log = fresh(key)
         rc, secs, err = run([a.nvshim] + flags + ["-o", f"{key}.o"] + targets, env, work)
+        if rc and key == f"sm_{arch}":
+            row["builds"] = False
+            row["why"] = (err.strip().splitlines() or ["?"])[-1][:120]
+            shutil.rmtree(work, ignore_errors=True)
+            return row
+        row["builds"] = True
         row[key] = embedded(tool, os.path.join(work, f"{key}.o")) if not rc else "fails: " + err.strip()[-100:]
+        row[key + "_method"] = method(notes(log))
         if key == f"sm_{arch}":
-            row["nvshim_first_s"] = secs
+            row["first_s"] = secs
     if a.time:
         hand = ["-gencode", f"arch=compute_{arch}a,code=sm_{arch}a"]
         rc, hand_s, _ = run([a.nvcc] + flags + ["-o", "hand.o"] + hand, env, work)
-        fresh()
-        rc2, first_s, _ = run([a.nvshim] + flags + ["-o", "first.o", f"-arch=sm_{arch}"], env, work)
-        rc3, cached_s, _ = run([a.nvshim] + flags + ["-o", "cached.o", f"-arch=sm_{arch}"], env, work)
-        if not (rc or rc2 or rc3):
-            row.update(hand_s=hand_s, first_s=first_s, cached_s=cached_s, plain_s=plain_s)
+        rc2, plain_s, _ = run([a.nvcc] + flags + ["-o", "plain.o", f"-arch=sm_{arch}"], env, work)
+        if not rc:
+            row["hand_s"] = hand_s
+        if not (rc or rc2):
+            row["plain_s"] = plain_s
+            row["objects"] = object_truth(tool, os.path.join(work, "plain.o"), os.path.join(work, "hand.o"))
     shutil.rmtree(work, ignore_errors=True)
     return row
 
@@ -149,16 +196,16 @@ def main():
         for row in pool.map(lambda s: sweep_one(s, a, c, tool), sources):
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
-    print("| example | source | its CMake asks | plain nvcc | -arch=sm_90 | -arch=sm_100 | 8.0;9.0 | first / hand | cached / hand |")
+    print("| example | source | its CMake asks | -arch=sm_90 | -arch=sm_100 | 8.0;9.0 | decided by (own arch) | the objects (plain / a) | first / hand |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if not r["builds"]:
             print(f"| {r['example']} | {r['source']} | {r['cmake']} | does not build on this nvcc: {r['why']} | | | | | |")
             continue
         first = f"{r['first_s'] / r['hand_s']:.2f} ({r['first_s']:.0f} / {r['hand_s']:.0f} s)" if "hand_s" in r else ""
-        cached = f"{r['cached_s'] / r['hand_s']:.2f}" if "hand_s" in r else ""
-        print(f"| {r['example']} | {r['source']} | {r['cmake']} | {r['plain']} | {r.get('sm_90', '')} | "
-              f"{r.get('sm_100', '')} | {r.get('torch', '')} | {first} | {cached} |")
+        own = r["own"]
+        print(f"| {r['example']} | {r['source']} | {r['cmake']} | {r.get('sm_90', '')} | "
+              f"{r.get('sm_100', '')} | {r.get('torch', '')} | {r.get(own + '_method', '')} | {r.get('objects', '')} | {first} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

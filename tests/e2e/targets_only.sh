@@ -122,6 +122,59 @@ holds "targets_only = 90 and forward_ptx = highest: sm_90 and compute_90" both.o
 NVSHIM_FORWARD_PTX=highest "$NVSHIM" -cubin k.cu -o k.cubin -arch=sm_90 2>err
 check "forward_ptx leaves -cubin alone (one code)" test $? -eq 0 -a ! -s err
 
+# split_compile (auto: on where targets_only chose the targets): cicc and ptxas split their
+# optimizations over the CPU slots free when each stage starts (the gate rewrites the number);
+# ptxas records what it had in the machine code's toolkit note, which is how this is seen.
+if command -v flock >/dev/null; then
+	# split_of OBJECT: the -split-compile N its sm_90 machine code records ("" when none)
+	split_of() {
+		rm -rf xelf && mkdir xelf && (cd xelf && "$CUOBJDUMP" -xelf all "../$1" >/dev/null 2>&1)
+		cat xelf/*.cubin 2>/dev/null | tr -c '[:print:]' '\n' | sed -n 's/.*-split-compile \([0-9]*\).*/\1/p' | sort -u | tr '\n' ' ' | sed 's/ $//'
+	}
+	SPLIT_ENV=(NVSHIM_CACHE_DIR="$WORK/splitcache" NVSHIM_MACHINE=cpus=4,busy=0,mem_mb=16000 NVSHIM_TARGETS_ONLY=90 NVSHIM_FORWARD_PTX=highest)
+	env "${SPLIT_ENV[@]}" NVSHIM_VERBOSITY=verbose "$NVSHIM" -c k.cu -o sp.o "${NINE[@]}" 2>err
+	holds "split_compile = auto, targets_only = 90: builds sm_90 (and its PTX)" sp.o "elf:sm_90 ptx:sm_90"
+	check "split: the note says so (verbose)" grep -q "compiles with --split-compile 4 (in NVCC_APPEND_FLAGS).*split_compile = auto, for a targets_only build \[threads.split\]" err
+	check "split: ptxas had the 4 CPU slots free (the machine code's note)" test "$(split_of sp.o)" = 4
+	env "${SPLIT_ENV[@]}" NVSHIM_SPLIT_COMPILE=off "$NVSHIM" -c k.cu -o nosplit.o "${NINE[@]}" 2>/dev/null
+	check "split_compile = off: none" test -z "$(split_of nosplit.o)"
+	check "split: the fatbinary (the JIT's options for the PTX) and every section but ptxas's note are as without it" python3 - sp.o nosplit.o "$CUOBJDUMP" <<'PY'
+import os, struct, subprocess, sys, tempfile
+def sections(obj):
+    d = tempfile.mkdtemp()
+    subprocess.run([sys.argv[3], "-xelf", "all", os.path.abspath(obj)], cwd=d, capture_output=True)
+    cub = [f for f in os.listdir(d) if f.endswith(".cubin")]
+    b = open(os.path.join(d, cub[0]), "rb").read()
+    shoff, = struct.unpack_from("<Q", b, 0x28); shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3a)
+    hdr = [struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * shentsize) for i in range(shnum)]
+    names = hdr[shstrndx]
+    name = lambda h: b[names[4] + h[0]:b.index(b"\0", names[4] + h[0])].decode()
+    return {name(h): b[h[4]:h[4] + h[5]] if h[1] != 8 else h[5] for h in hdr if name(h) != ".note.nv.tkinfo"}
+a, b = sections(sys.argv[1]), sections(sys.argv[2])
+assert a == b, [k for k in a if a.get(k) != b.get(k)]
+all_a = subprocess.run([sys.argv[3], "-all", sys.argv[1]], capture_output=True, text=True).stdout
+all_b = subprocess.run([sys.argv[3], "-all", sys.argv[2]], capture_output=True, text=True).stdout
+assert all_a == all_b, "cuobjdump -all differs"
+PY
+	# Three of the four slots held by other compiles: ptxas gets its own, one thread.
+	mkdir -p "$WORK/splitcache/threads"
+	pids=()
+	for i in 1 2 3; do flock -o -x "$WORK/splitcache/threads/slot.$i" sleep 60 & pids+=($!); done
+	sleep 0.3
+	env "${SPLIT_ENV[@]}" "$NVSHIM" -c k.cu -o held.o "${NINE[@]}" 2>/dev/null
+	check "split: with three of four slots held elsewhere, one thread" test "$(split_of held.o)" = 1
+	for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	env "${SPLIT_ENV[@]}" "$NVSHIM" --split-compile 2 -c k.cu -o user.o "${NINE[@]}" 2>/dev/null
+	check "split: a --split-compile of the user's is left as given" test "$(split_of user.o)" = 2
+	env "${SPLIT_ENV[@]}" NVSHIM_TARGETS_ONLY= "$NVSHIM" -c k.cu -o notonly.o -arch=sm_90 2>/dev/null
+	check "split_compile = auto without targets_only: none (the object as plain nvcc's)" test -z "$(split_of notonly.o)"
+	env "${SPLIT_ENV[@]}" NVSHIM_TARGETS_ONLY= NVSHIM_SPLIT_COMPILE=on "$NVSHIM" -c k.cu -o on.o -arch=sm_90 2>/dev/null
+	check "split_compile = on: every compile" test "$(split_of on.o)" = 4
+else
+	skip "split_compile" "no flock"
+fi
+
 # Behind ccache (the launcher setting): the cache sees the rewritten list.
 if command -v ccache >/dev/null; then
 	for v in $(env | sed -n 's/^\(CCACHE_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done

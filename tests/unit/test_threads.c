@@ -413,8 +413,23 @@ Test(threads, the_gate_environment_is_set_and_undone)
 	cr_assert_str_eq(getenv("LD_PRELOAD"), "/x/libnvshim-gate.so");
 	cr_assert_str_eq(getenv(SLOTS_GATE_ENV), "4:/c/threads");
 	cr_assert_null(getenv(SLOTS_GATE_PRELOAD_ENV), "LD_PRELOAD was unset");
-	threads_env_add(3);
+	threads_env_add(3, 0);
 	cr_assert_str_eq(getenv("NVCC_APPEND_FLAGS"), "--threads 3");
+	cr_assert_null(getenv(SLOTS_SPLIT_ENV), "no split: the gate leaves a --split-compile of the user's alone");
+	threads_env_add(1, 8);
+	cr_assert_str_eq(getenv("NVCC_APPEND_FLAGS"), "--split-compile 8", "added once, not on top of the last");
+	cr_assert_str_eq(getenv(SLOTS_SPLIT_ENV), "1");
+	cr_assert_eq(threads_env_added(), 0, "no --threads: nothing to run again serially");
+	threads_env_undo();
+	setenv("NVCC_APPEND_FLAGS", "-lineinfo", 1);
+	threads_env_add(2, 4);
+	cr_assert_str_eq(getenv("NVCC_APPEND_FLAGS"), "-lineinfo --threads 2 --split-compile 4");
+	threads_env_undo();
+	cr_assert_str_eq(getenv("NVCC_APPEND_FLAGS"), "-lineinfo", "the user's flags, as they were");
+	cr_assert_null(getenv(SLOTS_SPLIT_ENV));
+	unsetenv("NVCC_APPEND_FLAGS");
+	threads_env_add(1, 1);
+	cr_assert_null(getenv("NVCC_APPEND_FLAGS"), "one thread, no split: nothing set");
 	threads_env_undo();
 	cr_assert_null(getenv("LD_PRELOAD"));
 	cr_assert_null(getenv(SLOTS_GATE_ENV));
@@ -736,4 +751,56 @@ Test(threads, the_gate_needs_a_path_ld_so_can_preload)
 	cr_assert(!threads_gate_possible("/opt/libnvshim-gate.so", "c/threads"), "a relative directory");
 	cr_assert(!threads_gate_possible(NULL, "/c/threads"));
 	cr_assert(!threads_gate_possible("/opt/libnvshim-gate.so", NULL));
+}
+
+/* The stage commands are nvcc 13.0's own (nvcc --dryrun --split-compile 8). */
+Test(threads, the_gate_gives_a_split_stage_the_threads_it_got)
+{
+	const char *cicc = "\"$CICC_PATH/cicc\" --c++17 --orig_src_file_name \"sc.cu\" -arch compute_90 -m64 "
+			   "-split-compile 8 -tused --module_id_file_name \"/tmp/x.module_id\"";
+	const char *ptxas = "ptxas -split-compile=8 -arch=sm_90 -m64  -split-compile=8 \"/tmp/x.ptx\"  -o \"/tmp/x.cubin\" ";
+	cr_assert_eq(slots_split_wanted(cicc), 8);
+	cr_assert_eq(slots_split_wanted(ptxas), 8);
+	char *c = slots_split_command(cicc, 3);
+	cr_assert_str_eq(c, "\"$CICC_PATH/cicc\" --c++17 --orig_src_file_name \"sc.cu\" -arch compute_90 -m64 "
+			    "-split-compile 3 -tused --module_id_file_name \"/tmp/x.module_id\"");
+	free(c);
+	c = slots_split_command(ptxas, 12);
+	cr_assert_str_eq(c, "ptxas -split-compile=12 -arch=sm_90 -m64  -split-compile=12 \"/tmp/x.ptx\"  -o \"/tmp/x.cubin\" ");
+	free(c);
+	c = slots_split_command(ptxas, 0);
+	cr_assert(strstr(c, "-split-compile=1 "), "at least one thread");
+	free(c);
+	/* fatbinary: the object records what it would without the option */
+	static const char *const fat[][2] = {
+		{ "fatbinary -64 --cmdline=\" -split-compile=8 \" --cicc-cmdline=\"-split-compile 8 -ftz=0 -fmad=1 \" "
+		  "\"--image3=kind=elf,sm=90,file=/tmp/a.cubin\"",
+		  "fatbinary -64 --cicc-cmdline=\"-ftz=0 -fmad=1 \" \"--image3=kind=elf,sm=90,file=/tmp/a.cubin\"" },
+		{ "fatbinary -64 --cmdline=\"-v  -split-compile=8 \" --cicc-cmdline=\"-split-compile 8 -ftz=0 \"",
+		  "fatbinary -64 --cmdline=\"-v  \" --cicc-cmdline=\"-ftz=0 \"" },
+		{ "fatbinary -64 --cmdline=\" -split-compile=8 -g --dont-merge-basicblocks --return-at-end \" "
+		  "--cicc-cmdline=\"-split-compile 8 -ftz=0 \"",
+		  "fatbinary -64 --cmdline=\" -g --dont-merge-basicblocks --return-at-end \" --cicc-cmdline=\"-ftz=0 \"" },
+	};
+	for (size_t i = 0; i < sizeof(fat) / sizeof(fat[0]); i++) {
+		cr_assert_eq(slots_split_wanted(fat[i][0]), 0, "fatbinary runs no optimizer");
+		c = slots_split_command(fat[i][0], 4);
+		cr_assert_str_eq(c, fat[i][1]);
+		free(c);
+	}
+	/* nothing to change: the command runs as it is */
+	static const char *const same[] = {
+		"\"$CICC_PATH/cicc\" --c++17 -arch compute_90 -m64",
+		"ptxas -arch=sm_90 -m64 -split-compile-extended=4 x.ptx",
+		"gcc -D__CUDA_ARCH__=900 -E x.cu -o x.ii",
+		"\"/usr/bin/gcc\" -c x.cpp -DNAME=-split-compile=8",
+		"ptxas -arch=sm_90 x-split-compile=8.ptx",
+		"",
+	};
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		cr_assert_null(slots_split_command(same[i], 4), "%s", same[i]);
+		cr_assert_eq(slots_split_wanted(same[i]), 0, "%s", same[i]);
+	}
+	cr_assert_null(slots_split_command(NULL, 4));
+	cr_assert_eq(slots_split_wanted("ptxas -split-compile=99999999999999 x.ptx"), 999999, "capped, not wrapped");
 }
