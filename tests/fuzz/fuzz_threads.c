@@ -1,6 +1,7 @@
 /* Text the threads module reads from the machine and the environment: cgroup cpu.max,
  * cpu.cfs_*, memory.max, /proc/meminfo, cpulists, /proc/<pid>/stat, MAKEFLAGS and
- * NVSHIM_MACHINE, the gate's spec (NVSHIM_GATE); then the decision on what the override gave,
+ * NVSHIM_MACHINE, the gate's spec (NVSHIM_GATE), nvcc's stage commands the gate rewrites for
+ * --split-compile; then the decision on what the override gave,
  * with and without the gate. */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    strcmp(again, s + strspn(s, "0")) != 0)
 			abort();
 	}
+	/* a stage command: what the gate runs is the command with only the numbers (or, for
+	 * fatbinary, the option) changed */
+	unsigned want = slots_split_wanted(s);
+	char *split = slots_split_command(s, (unsigned)(size % 300));
+	if (split) {
+		if (strlen(split) > strlen(s) + 12 * (size_t)(strlen(s) / 13 + 1))
+			abort();
+		free(split);
+	}
+	if (want && !strstr(s, "split-compile"))
+		abort();
 	struct threads_machine m = { 4, 0, 4, 0, 0, -1, 0 };
 	if (!threads_parse_override(s, &m)) {
 		struct threads_input in = { (unsigned)(size % 9), size % 5, m, THREADS_PASS_MB, (int)(size % 2) };
