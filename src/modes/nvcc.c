@@ -564,7 +564,7 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 	/* Targets decided before the first compile, where a source's verdict has no decision yet
 	 * (modules.h): --threads and the notes are for the decided list. The decision is nvshim's
 	 * own time before nvcc runs (the record's added time). */
-	if (ps->mp.active && (ps->mp.hold || ps->mp.split) && modules_decide(&ps->mp, &ps->mctx, plan) &&
+	if (ps->mp.active && (ps->mp.decide || ps->mp.split) && modules_decide(&ps->mp, &ps->mctx, plan) &&
 	    !runner_signal())
 		nvcc_replan(s, plan, ps, nvcc, link, NULL, 0);
 	nvcc_threads_step(s, inv, plan, &th, 1, ps, nvcc);

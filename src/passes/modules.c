@@ -704,6 +704,7 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 	mp->odir = odir && odir->value ? xstrdup(odir->value) : NULL;
 	mp->rdc = rdc_of(inv);
 	mp->hold = cfg->modules_probe && !inv->dryrun && inv->mode != MODE_RUN;
+	mp->decide = cfg->modules_probe && inv->mode != MODE_RUN;
 
 	struct argv includes = ARGV_INIT, dir_rules = ARGV_INIT, problems = ARGV_INIT;
 	probe_base(inv, &mp->base, &mp->defines, &includes, &mp->libdirs);

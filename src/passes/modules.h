@@ -84,6 +84,8 @@ struct modules_group {
 struct modules_plan {
 	int active;   /* the pass looked at this invocation */
 	int hold;     /* run with stderr held: a failure may be probed */
+	int decide;   /* targets may be decided before compiling (modules_decide()): as hold, and a
+		       * --dryrun too, whose stages sccache-dist runs itself */
 	enum inv_mode mode;
 	int rdc;
 	struct arch_list requested;

@@ -846,7 +846,7 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 {
 	const struct config *cfg = ctx->cfg;
 	int changed = 0;
-	if (!mp->active || !mp->hold || !cfg->modules_stubs || !cfg->modules_probe || !cfg->cache_dir ||
+	if (!mp->active || !mp->decide || !cfg->modules_stubs || !cfg->modules_probe || !cfg->cache_dir ||
 	    !*cfg->cache_dir || mp->mode == MODE_PREPROCESS)
 		return 0;
 	char *dir = NULL;
@@ -869,6 +869,9 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 			return 0;
 		int fd = verdict_relock(s, cfg->cache_dir);
 		size_t n = undecided(mp, i, ctx, todo, 8);
+		/* Decided meanwhile by a compile of the same source and options that held the lock
+		 * (sccache-dist runs two nvcc --dryrun at once): its verdict is this one's. */
+		changed |= n == 0;
 		double ms = 0;
 		int learnt = 0, moved = 0, left = 0;
 		for (size_t k = 0; k < n && !runner_signal(); k++) {

@@ -133,6 +133,25 @@ for order in behind front; do
 		skip "sccache-dist $order nvshim: targets" "no cuobjdump"
 	fi
 done
+# The modules pass through sccache-dist: a library's arch-specific kernel (CUTLASS-style feature
+# guards in an -isystem header) decided on the client before compiling, built on the server.
+F=$(dirname "$0")/fixtures/stubs
+for order in behind front; do
+	n=$((n + 1))
+	sed "s/scale/scale$n/g" "$F/feat90.cu" >f$n.cu
+	if [ $order = behind ]; then C=(env NVSHIM_LAUNCHER=sccache "$NV"); else C=(sccache "$NV"); fi
+	NVSHIM_LOG_FILE=$WORK/nvshim$n.log "${C[@]}" -c f$n.cu -isystem "$F/inc" -o dist$n.o -arch=sm_90 2>err$n
+	rc=$?
+	r=$(dist_stats)
+	check "sccache-dist $order nvshim, library code: builds" test $rc -eq 0 -a -s dist$n.o
+	[ $rc -eq 0 ] || tail -n 5 err$n | sed 's/^/# /'
+	check "sccache-dist $order nvshim, library code: the build server compiled ($r)" grep -q 'dist=[1-9][0-9]* errors=0' <<<"$r"
+	check "sccache-dist $order nvshim, library code: sm_90 -> sm_90a decided before compiling, on the client" \
+		grep -q 'sm_90 -> sm_90a.*decided before compiling' nvshim$n.log
+	if [ -n "$CUOBJDUMP" ]; then
+		check "sccache-dist $order nvshim, library code: sm_90a machine code" test "$(elf_targets dist$n.o)" = sm_90a
+	fi
+done
 tools=$(sed -n 's/.*Identifying dist toolchain for "\(.*\)"/\1/p' client.log | xargs -n1 basename 2>/dev/null | sort -u | tr '\n' ' ')
 check "the build server ran nvcc's stages ($tools), never nvshim" \
 	test -n "$tools" -a -z "$(grep -o 'nvshim\|libexec/nvshim' <<<"$tools")"

@@ -9,7 +9,9 @@
 # nine -gencode targets on CUDA 13 (75, 80, 87, 90, 100, 120, 103, 110, 121) and --threads 4.
 # PLAIN_TIMEOUT (default 360 s) caps the plain build, which then reports how long it ran before
 # it was stopped; SHIM_TIMEOUT (default 150 s) caps the build through nvshim. MAX_JOBS defaults
-# to the number of CPUs.
+# to the number of CPUs. SIDES (default "shim plain") picks the builds, so that each can have a
+# call of its own on a machine lent by the minute; PLAIN_SECS gives the plain build's time when
+# it ran in an earlier call.
 NVSHIM=$1
 NVCC=${2:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 GPUDIR="$(cd "$(dirname "$0")" && pwd)"
@@ -17,6 +19,7 @@ GPUDIR="$(cd "$(dirname "$0")" && pwd)"
 SDIST=${SDIST:-$GPUDIR/sdist/causal_conv1d-1.7.0.tar.gz}
 PLAIN_TIMEOUT=${PLAIN_TIMEOUT:-360}
 SHIM_TIMEOUT=${SHIM_TIMEOUT:-150}
+SIDES=${SIDES:-shim plain}
 export MAX_JOBS=${MAX_JOBS:-$(nproc)}
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
 	skip "causal-conv1d" "no NVIDIA GPU on this machine"
@@ -66,26 +69,6 @@ build() {
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
 }
 
-build shim "$SHIM_TIMEOUT" CUDA_HOME="$WORK/cuda" PYTORCH_NVCC="$NV" NVSHIM_NVCC="$NVCC" \
-	NVSHIM_TARGETS_ONLY=devices NVSHIM_LOG_FILE="$WORK/shim.jsonl"
-shim_rc=$rc shim_secs=$secs
-check "through nvshim, targets_only = devices: builds (${shim_secs} s)" test "$shim_rc" -eq 0
-[ "$shim_rc" -eq 0 ] || tail -30 "$WORK/shim.log" | sed 's/^/#   /'
-SO=$(find shim -name 'causal_conv1d_cuda*.so' | head -1)
-check "three CUDA sources went through nvshim" test "$(grep -c '"argv_in":\[[^]]*\.cu"' shim.jsonl 2>/dev/null)" -ge 3
-check "each kept the nine targets it was given in its log line (the request)" python3 -c '
-import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1])]
-cu = [l for l in lines if any(a.endswith(".cu") for a in l["argv_in"])]
-assert cu and all(sum(a.startswith("arch=compute_") for a in l["argv_in"]) == 9 for l in cu)
-assert all(any("[targets.only]" in n for n in l["notes"]) for l in cu)' shim.jsonl
-check "the note: this build's code runs only on sm_$cc" grep -q "this build's code runs only on sm_$cc" shim.log
-if [ -n "$SO" ] && [ -n "$CUOBJDUMP" ]; then
-	got=$("$CUOBJDUMP" --list-elf "$SO" 2>/dev/null | sed -n 's/^ELF file.*\.\(sm_[0-9a-z]*\)\.cubin/\1/p' | sort -u | tr '\n' ' ')
-	echo "# machine code in $(basename "$SO"): $got"
-	check "the module holds machine code for sm_$cc only" test "$(echo $got | sed 's/a$//')" = "sm_$cc"
-fi
-
 # The module against torch.nn.functional.conv1d (a depthwise causal convolution).
 verify() {
 	python3 - "$1" <<'EOF'
@@ -112,12 +95,46 @@ torch.cuda.synchronize()
 print(f"# largest error relative to the output's range: {worst:.2e}")
 EOF
 }
-if [ -n "$SO" ]; then
-	out=$(verify "$SO" 2>&1)
-	check "the module nvshim built matches torch.nn.functional.conv1d (fp32, fp16, bf16; widths 2-4; silu)" test $? -eq 0
-	echo "$out" | tail -3
+if [[ " $SIDES " == *" shim "* ]]; then
+	build shim "$SHIM_TIMEOUT" CUDA_HOME="$WORK/cuda" PYTORCH_NVCC="$NV" NVSHIM_NVCC="$NVCC" \
+		NVSHIM_TARGETS_ONLY=devices NVSHIM_LOG_FILE="$WORK/shim.jsonl"
+	shim_rc=$rc shim_secs=$secs
+	check "through nvshim, targets_only = devices: builds (${shim_secs} s)" test "$shim_rc" -eq 0
+	[ "$shim_rc" -eq 0 ] || tail -30 "$WORK/shim.log" | sed 's/^/#   /'
+	SO=$(find shim -name 'causal_conv1d_cuda*.so' | head -1)
+	python3 -c '
+import json, os, sys
+for l in map(json.loads, open(sys.argv[1])):
+    src = [os.path.basename(a) for a in l["argv_in"] if a.endswith(".cu")]
+    said = [n for n in l["notes"] if "[threads.split]" in n or "[modules.method]" in n]
+    print("#   %-28s %7.1f s  %s" % (",".join(src) or l["tool"], l["wall_ms"] / 1000, " | ".join(n[:110] for n in said)))
+' shim.jsonl 2>/dev/null
+	check "three CUDA sources went through nvshim" test "$(grep -c '"argv_in":\[[^]]*\.cu"' shim.jsonl 2>/dev/null)" -ge 3
+	check "each kept the nine targets it was given in its log line (the request)" python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+cu = [l for l in lines if any(a.endswith(".cu") for a in l["argv_in"])]
+assert cu and all(sum(a.startswith("arch=compute_") for a in l["argv_in"]) == 9 for l in cu)
+assert all(any("[targets.only]" in n for n in l["notes"]) for l in cu)' shim.jsonl
+	check "the note: this build's code runs only on sm_$cc" grep -q "this build's code runs only on sm_$cc" shim.log
+	if [ -n "$SO" ] && [ -n "$CUOBJDUMP" ]; then
+		got=$("$CUOBJDUMP" --list-elf "$SO" 2>/dev/null | sed -n 's/^ELF file.*\.\(sm_[0-9a-z]*\)\.cubin/\1/p' | sort -u | tr '\n' ' ')
+		echo "# machine code in $(basename "$SO"): $got"
+		check "the module holds machine code for sm_$cc only" test "$(echo $got | sed 's/a$//')" = "sm_$cc"
+	fi
+
+	if [ -n "$SO" ]; then
+		out=$(verify "$SO" 2>&1)
+		check "the module nvshim built matches torch.nn.functional.conv1d (fp32, fp16, bf16; widths 2-4; silu)" test $? -eq 0
+		echo "$out" | tail -3
+	fi
 fi
 
+if [[ " $SIDES " != *" plain "* ]]; then
+	[ -n "$PLAIN_SECS" ] && echo "# through nvshim: $shim_secs s; plain (an earlier call): $PLAIN_SECS s: $(awk -v a="$shim_secs" -v b="$PLAIN_SECS" 'BEGIN { printf "%.3f", a / b }') of the plain build's time (goal 0.2)"
+	finish
+	exit
+fi
 build plain "$PLAIN_TIMEOUT" CUDA_HOME="$REAL"
 plain_rc=$rc plain_secs=$secs
 if [ "$plain_rc" -eq 124 ]; then
