@@ -56,10 +56,11 @@ def cuobjdump():
 
 
 def embedded(tool, obj):
-    """'sm_90a+ptx90': machine code from each image's own header, PTX by name."""
+    """'sm_90a ptx:90': machine code from each image's own header, PTX by name."""
     elf = subprocess.run([tool, "-elf", obj], capture_output=True, text=True).stdout
     ptx = subprocess.run([tool, "--list-ptx", obj], capture_output=True, text=True).stdout
-    sass = sorted(set(re.findall(r"^arch = (sm_\w+)$", elf, re.M)))
+    # "arch = sm_90" heads each image, the PTX ones too ("Fatbin ptx code:"): machine code only
+    sass = sorted(set(re.findall(r"^Fatbin elf code:\n=+\narch = (sm_\w+)$", elf, re.M)))
     virt = sorted(set(re.findall(r"\.(sm_\w+)\.ptx", ptx)))
     return " ".join(sass + ["ptx:" + v.replace("sm_", "") for v in virt])
 
