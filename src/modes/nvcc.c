@@ -202,9 +202,9 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 {
 	if (s->cfg.threads == THREADS_OFF || s->cfg.threads == 1 || !launcher_wanted(given))
 		return 1;
-	/* a --threads of the user's: nvshim neither adds one nor splits under it */
-	if (invocation_find(given, "threads"))
-		return 1;
+	/* A --threads of the user's stays as given (nvshim adds none); its stages may still split
+	 * (causal-conv1d's --threads 4 on a list targets_only cut to one target). */
+	int users = invocation_find(given, "threads") != NULL;
 	if (s->cfg.launcher && *s->cfg.launcher) {
 		const char *base = lbasename(s->cfg.launcher);
 		/* A distributed compile runs on another machine, whose CPUs nvshim cannot count. */
@@ -217,7 +217,7 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 	unsigned units = threads_units(&now);
 	invocation_release(&now);
 	int split = units >= 1 && split_wanted(s, given, ps, nvcc);
-	if (units < 2 && !split)
+	if ((units < 2 || users) && !split)
 		return 1;
 	if (fault_inject("threads")) {
 		plan_note(plan, "threads.auto", "%u targets, one pass at a time: the accounting failed "
@@ -241,7 +241,7 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 		gate = NULL;
 	}
 	in.gate = gate != NULL || inherited;
-	if (units < 2 && !in.gate) {
+	if ((units < 2 || users) && !in.gate) {
 		/* one target: only a split would use more CPUs, and only the gate would count them */
 		plan_note(plan, "threads.split", "no --split-compile: without the gate (libnvshim-gate.so) "
 			  "nothing would count its threads");
@@ -251,7 +251,8 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 	}
 	in.m.held = slots_held(dir, in.m.cpus);
 	char *why = NULL;
-	unsigned want = threads_decide(&in, &why);
+	/* the user's --threads: the stages take turns in the slots, K is theirs */
+	unsigned want = users ? 1 : threads_decide(&in, &why);
 	unsigned k = want, slots = in.gate ? threads_gate_slots(&in) : 0;
 	char *how = xstrdup("");
 	if (acquire) {
@@ -311,7 +312,7 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 		plan_note(plan, "threads.split", "no --split-compile: %s",
 			  !in.gate ? "without the gate (libnvshim-gate.so) nothing would count its threads"
 				   : "one CPU");
-	if (units < 2) {
+	if (units < 2 || users) {
 		free(turns);
 		free(gate);
 		free(how);

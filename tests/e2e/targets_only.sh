@@ -136,6 +136,8 @@ if command -v flock >/dev/null; then
 	holds "split_compile = auto, targets_only = 90: builds sm_90 (and its PTX)" sp.o "elf:sm_90 ptx:sm_90"
 	check "split: the note says so (verbose)" grep -q "compiles with --split-compile 4 (in NVCC_APPEND_FLAGS).*split_compile = auto, for a targets_only build \[threads.split\]" err
 	check "split: ptxas had the 4 CPU slots free (the machine code's note)" test "$(split_of sp.o)" = 4
+	env "${SPLIT_ENV[@]}" "$NVSHIM" -c k.cu -o t4.o "${NINE[@]}" --threads 4 2>/dev/null
+	check "split: under the project's own --threads 4 (causal-conv1d's) too" test "$(split_of t4.o)" = 4
 	env "${SPLIT_ENV[@]}" NVSHIM_SPLIT_COMPILE=off "$NVSHIM" -c k.cu -o nosplit.o "${NINE[@]}" 2>/dev/null
 	check "split_compile = off: none" test -z "$(split_of nosplit.o)"
 	check "split: the fatbinary (the JIT's options for the PTX) and every section but ptxas's note are as without it" python3 - sp.o nosplit.o "$CUOBJDUMP" <<'PY'

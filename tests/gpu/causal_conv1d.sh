@@ -131,7 +131,7 @@ assert all(any("[targets.only]" in n for n in l["notes"]) for l in cu)' shim.jso
 fi
 
 if [[ " $SIDES " != *" plain "* ]]; then
-	[ -n "$PLAIN_SECS" ] && echo "# through nvshim: $shim_secs s; plain (an earlier call): $PLAIN_SECS s: $(awk -v a="$shim_secs" -v b="$PLAIN_SECS" 'BEGIN { printf "%.3f", a / b }') of the plain build's time (goal 0.2)"
+	[ -n "${PLAIN_SECS:-}" ] && echo "# through nvshim: $shim_secs s; plain (an earlier call): $PLAIN_SECS s: $(awk -v a="$shim_secs" -v b="$PLAIN_SECS" 'BEGIN { printf "%.3f", a / b }') of the plain build's time (goal 0.2)"
 	finish
 	exit
 fi
