@@ -10,8 +10,9 @@ no path helps: modules_rules = false), with an empty verdict cache each time:
   - which method decided (the [modules.method] note of the JSON log: preprocessing, what it
     found and what it cost; or no preprocessing, when the gate saw nothing to decide);
   - with --time, the first build of -arch=sm_90 (Hopper) or -arch=sm_100 (Blackwell) through
-    nvshim against the hand-written correct build (-gencode arch=compute_90a,code=sm_90a, or
-    compute_100a), and what the objects say on their own: how many kernels of a plain build
+    nvshim against the hand-written build of the same deliverables (-gencode
+    arch=compute_90a,code=sm_90a -gencode arch=compute_90,code=compute_90, or 100), the plain
+    build's time (about what the plain PTX pass costs), and what the objects say on their own: how many kernels of a plain build
     differ from the arch-specific build's, and how many are stubs there (the object check's
     view, to hold the preprocessing decision against: a false upgrade is "differ" with no kernel
     changed, a missed one "the same" with kernels changed).
@@ -131,7 +132,9 @@ def sweep_one(src, a, c, tool):
     flags = ["-std=c++17", "--expt-relaxed-constexpr", "-w", f"-I{c}/include", f"-I{c}/tools/util/include",
              f"-I{c}/examples/common", f"-I{ex_dir}", "-c", "kernels.cu"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NVSHIM_")}
-    env.update(NVSHIM_NVCC=os.path.abspath(a.nvcc), NVSHIM_MODULES_RULES="false", NVSHIM_VERBOSITY="quiet")
+    # ensure_devices off: on a GPU machine -arch=sm_100 would also get the GPU's own target
+    env.update(NVSHIM_NVCC=os.path.abspath(a.nvcc), NVSHIM_MODULES_RULES="false", NVSHIM_VERBOSITY="quiet",
+               NVSHIM_ENSURE_DEVICES="off")
     blackwell = int(name.split("_")[0]) >= 70 and not name.startswith("88_")
     arch = "100" if blackwell else "90"
     row = {"example": name, "source": os.path.basename(src), "cmake": cmake_asks(ex_dir), "own": f"sm_{arch}"}
@@ -158,7 +161,9 @@ def sweep_one(src, a, c, tool):
         if key == f"sm_{arch}":
             row["first_s"] = secs
     if a.time:
-        hand = ["-gencode", f"arch=compute_{arch}a,code=sm_{arch}a"]
+        # the same deliverables as nvshim's: the a form's machine code and the plain PTX that
+        # -arch=sm_NN asks for (a second cicc pass, which nvshim keeps for later GPUs)
+        hand = ["-gencode", f"arch=compute_{arch}a,code=sm_{arch}a", "-gencode", f"arch=compute_{arch},code=compute_{arch}"]
         rc, hand_s, _ = run([a.nvcc] + flags + ["-o", "hand.o"] + hand, env, work)
         rc2, plain_s, _ = run([a.nvcc] + flags + ["-o", "plain.o", f"-arch=sm_{arch}"], env, work)
         if not rc:
@@ -193,10 +198,19 @@ def main():
         for src in sorted(glob.glob(ex_dir + "/*.cu")):
             sources.append(src)
     rows = []
+    # each row as it finishes (stderr, and the JSON file rewritten), so that a run stopped early
+    # keeps what it did; the table in the examples' order
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        for row in pool.map(lambda s: sweep_one(s, a, c, tool), sources):
+        futures = {pool.submit(sweep_one, s, a, c, tool): s for s in sources}
+        for f in concurrent.futures.as_completed(futures):
+            row = f.result()
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
+            if a.json:
+                with open(a.json, "w") as out:
+                    json.dump(rows, out, indent=1)
+    order = {s: i for i, s in enumerate(sources)}
+    rows.sort(key=lambda r: order.get(os.path.join(c, "examples", r["example"], r["source"]), 0))
     print("| example | source | its CMake asks | -arch=sm_90 | -arch=sm_100 | 8.0;9.0 | decided by (own arch) | the objects (plain / a) | first / hand |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
