@@ -17,7 +17,7 @@ every pair:
 Prints a Markdown table: the median of each, the median per-pair difference and the ratio.
 
     python3 tests/bench/cutlass_bench.py --nvshim build/nvshim [--nvcc ...] [--pairs 3] [--ninja]
-        [--cases first54,first48,cached,plain] [--hand-ptx]
+        [--cases first54,first48,first14,cached,plain] [--hand-ptx]
 """
 import argparse
 import glob
@@ -97,6 +97,8 @@ def main():
                 os.path.join(work, "my_gemm.cu"))
     shutil.copy(f"{c}/examples/54_hopper_fp8_warp_specialized_gemm/54_hopper_fp8_warp_specialized_gemm.cu",
                 os.path.join(work, "kernels.cu"))
+    shutil.copy(f"{c}/examples/14_ampere_tf32_tensorop_gemm/ampere_tf32_tensorop_gemm.cu",
+                os.path.join(work, "ampere_gemm.cu"))
     with open(os.path.join(work, "axpy.cu"), "w") as f:
         f.write(PLAIN_KERNEL)
     flags = ["-std=c++17", "--expt-relaxed-constexpr", "-w", f"-I{c}/include", f"-I{c}/tools/util/include",
@@ -116,6 +118,11 @@ def main():
         s, r = pairs(a.pairs, [nvshim] + flags + [src, "-o", "f.o", "-arch=sm_90"],
                      [a.nvcc] + flags + [src, "-o", "h.o"] + hand, env, work, fresh)
         rows.append((name, s, r))
+    if "first14" in cases_wanted:
+        # sm80-style code that nvshim upgrades on purpose (docs/modules.md): against plain nvcc
+        s, r = pairs(a.pairs, [nvshim] + flags + ["ampere_gemm.cu", "-o", "f.o", "-arch=sm_90"],
+                     [a.nvcc] + flags + ["ampere_gemm.cu", "-o", "h.o", "-arch=sm_90"], env, work, True)
+        rows.append(("example 14 (sm80-style), -arch=sm_90, empty cache / plain nvcc", s, r))
     if "cached" in cases_wanted:
         env["NVSHIM_CACHE_DIR"] = os.path.join(work, "cache")
         timed([nvshim] + flags + ["kernels.cu", "-o", "f.o", "-arch=sm_90"], env, work)  # the verdict
