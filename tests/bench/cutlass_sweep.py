@@ -175,15 +175,40 @@ def sweep_one(src, a, c, tool):
     return row
 
 
+def table(rows):
+    print("| example | source | its CMake asks | -arch=sm_90 | -arch=sm_100 | 8.0;9.0 | decided by (own arch) | the objects (plain / a) | first / hand |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if not r["builds"]:
+            print(f"| {r['example']} | {r['source']} | {r['cmake']} | does not build on this nvcc: {r['why']} | | | | | |")
+            continue
+        first = f"{r['first_s'] / r['hand_s']:.2f} ({r['first_s']:.0f} / {r['hand_s']:.0f} s)" if "hand_s" in r else ""
+        own = r["own"]
+        print(f"| {r['example']} | {r['source']} | {r['cmake']} | {r.get('sm_90', '')} | "
+              f"{r.get('sm_100', '')} | {r.get('torch', '')} | {r.get(own + '_method', '')} | {r.get('objects', '')} | {first} |")
+    done = [r for r in rows if r.get("builds") and "hand_s" in r]
+    if done:
+        ratios = sorted(r["first_s"] / r["hand_s"] for r in done)
+        mid = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+        print(f"\n{len(done)} sources timed: first / hand median {mid:.2f}, range {ratios[0]:.2f}..{ratios[-1]:.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--nvshim", required=True)
+    ap.add_argument("--nvshim")
     ap.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 4))
     ap.add_argument("--time", action="store_true")
     ap.add_argument("--only", default="")
     ap.add_argument("--json")
+    ap.add_argument("--table", nargs="*", metavar="JSON",
+                    help="print the table of rows written before (--json of runs stopped early, merged)")
     a = ap.parse_args()
+    if a.table is not None:
+        rows = [r for f in a.table for r in json.load(open(f))]
+        rows.sort(key=lambda r: (r["example"], r["source"]))
+        table(rows)
+        return
     a.nvshim = os.path.abspath(a.nvshim)
     c = cutlass_root()
     tool = cuobjdump()
@@ -211,16 +236,7 @@ def main():
                     json.dump(rows, out, indent=1)
     order = {s: i for i, s in enumerate(sources)}
     rows.sort(key=lambda r: order.get(os.path.join(c, "examples", r["example"], r["source"]), 0))
-    print("| example | source | its CMake asks | -arch=sm_90 | -arch=sm_100 | 8.0;9.0 | decided by (own arch) | the objects (plain / a) | first / hand |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        if not r["builds"]:
-            print(f"| {r['example']} | {r['source']} | {r['cmake']} | does not build on this nvcc: {r['why']} | | | | | |")
-            continue
-        first = f"{r['first_s'] / r['hand_s']:.2f} ({r['first_s']:.0f} / {r['hand_s']:.0f} s)" if "hand_s" in r else ""
-        own = r["own"]
-        print(f"| {r['example']} | {r['source']} | {r['cmake']} | {r.get('sm_90', '')} | "
-              f"{r.get('sm_100', '')} | {r.get('torch', '')} | {r.get(own + '_method', '')} | {r.get('objects', '')} | {first} |")
+    table(rows)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
