@@ -9,7 +9,10 @@
  * when the stage ends. So a lone compile runs its targets side by side, a full `make -jN` or
  * ninja build runs no more stages at once than there are slots (one per CPU), and the build's
  * tail, where few compiles are left, gets the CPUs the finished ones gave back: K is a ceiling,
- * the slots decide.
+ * the slots decide. With SLOTS_SPLIT_ENV set (nvshim gave nvcc --split-compile S), a cicc or
+ * ptxas stage also takes, without waiting, the slots free when it starts, up to S in all, and
+ * runs with that many threads; fatbinary's stage runs without the option in its JIT options
+ * (slots_split_command(), buildwide/slots.h).
  *
  * The library is inert in every process but one called nvcc (/proc/self/exe): a wrapper script
  * or a compiler cache between nvshim and nvcc passes it on. In nvcc it takes LD_PRELOAD back to
