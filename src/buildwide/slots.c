@@ -147,10 +147,10 @@ static int stage_runs(const char *command, const char *name)
 }
 
 /* The split-compile option at p, if there is one: "-split-compile N", "-split-compile=N" (or two
- * dashes) starting a word. Sets *digits and *ndigits (N's text), *end (past the option) and *value
- * (N, capped); returns 1, else 0. */
-static int split_option_at(const char *command, const char *p, const char **digits, size_t *ndigits,
-			   const char **end, unsigned *value)
+ * dashes) starting a word. Sets *digits (N's text), *end (past the option) and *value (N,
+ * capped); returns 1, else 0. */
+static int split_option_at(const char *command, const char *p, const char **digits, const char **end,
+			   unsigned *value)
 {
 	static const char name[] = "-split-compile";
 	const char *q = p;
@@ -173,7 +173,6 @@ static int split_option_at(const char *command, const char *p, const char **digi
 	if (q == d || (*q && *q != ' ' && *q != '\t' && *q != '"'))
 		return 0;
 	*digits = d;
-	*ndigits = (size_t)(q - d);
 	*end = q;
 	*value = v;
 	return 1;
@@ -186,9 +185,8 @@ unsigned slots_split_wanted(const char *command)
 	unsigned most = 0;
 	for (const char *p = command; (p = strchr(p, '-')); p++) {
 		const char *d, *end;
-		size_t nd;
 		unsigned v;
-		if (split_option_at(command, p, &d, &nd, &end, &v)) {
+		if (split_option_at(command, p, &d, &end, &v)) {
 			if (v > most)
 				most = v;
 			p = end - 1;
@@ -217,9 +215,8 @@ char *slots_split_command(const char *command, unsigned k)
 	const char *p = command;
 	while (*p) {
 		const char *d, *end;
-		size_t nd;
 		unsigned v;
-		if (*p != '-' || !split_option_at(command, p, &d, &nd, &end, &v)) {
+		if (*p != '-' || !split_option_at(command, p, &d, &end, &v)) {
 			*o++ = *p++;
 			continue;
 		}

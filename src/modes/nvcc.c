@@ -187,7 +187,7 @@ static unsigned threads_units(const struct invocation *inv)
 static int split_wanted(const struct session *s, const struct invocation *given, struct nvcc_passes *ps,
 			const char *nvcc)
 {
-	const char *v = s->cfg.split_compile ? s->cfg.split_compile : "auto";
+	const char *v = s->cfg.split_compile;
 	if (!strcmp(v, "off") || (!strcmp(v, "auto") && !(s->cfg.targets_only && *s->cfg.targets_only)))
 		return 0;
 	if (invocation_find(given, "split-compile") || invocation_find(given, "split-compile-extended"))
@@ -241,10 +241,12 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 		gate = NULL;
 	}
 	in.gate = gate != NULL || inherited;
+	static const char no_gate[] = "no --split-compile: without the gate (libnvshim-gate.so) nothing "
+				      "would count its threads";
 	if ((units < 2 || users) && !in.gate) {
-		/* one target: only a split would use more CPUs, and only the gate would count them */
-		plan_note(plan, "threads.split", "no --split-compile: without the gate (libnvshim-gate.so) "
-			  "nothing would count its threads");
+		/* no --threads of nvshim's to add: only a split would use more CPUs, and only the gate
+		 * would count them (no slot is taken for nothing) */
+		plan_note(plan, "threads.split", "%s", no_gate);
 		free(gate);
 		free(dir);
 		return 1;
@@ -305,13 +307,10 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 		plan_note(plan, "threads.split", "%s --split-compile %u (in NVCC_APPEND_FLAGS): cicc and ptxas "
 			  "split their optimizations, each stage over the CPUs free when it starts (the slots it "
 			  "can take), up to %u; split_compile = %s%s", acquire ? "compiles with" : "would compile with",
-			  split_s, split_s, s->cfg.split_compile ? s->cfg.split_compile : "auto",
-			  s->cfg.split_compile && !strcmp(s->cfg.split_compile, "on") ? ""
-										   : ", for a targets_only build");
+			  split_s, split_s, s->cfg.split_compile,
+			  !strcmp(s->cfg.split_compile, "on") ? "" : ", for a targets_only build");
 	else if (split)
-		plan_note(plan, "threads.split", "no --split-compile: %s",
-			  !in.gate ? "without the gate (libnvshim-gate.so) nothing would count its threads"
-				   : "one CPU");
+		plan_note(plan, "threads.split", "%s", !in.gate ? no_gate : "no --split-compile: one CPU");
 	if (units < 2 || users) {
 		free(turns);
 		free(gate);

@@ -853,7 +853,8 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 	for (size_t i = 0; i < mp->nsrc && !runner_signal(); i++) {
 		struct module_source *s = &mp->src[i];
 		struct target todo[8];
-		if (!s->key[0] || !undecided(mp, i, ctx, todo, 8))
+		size_t before = s->key[0] ? undecided(mp, i, ctx, todo, 8) : 0;
+		if (!before)
 			continue;
 		if (!decide_worth(mp, i, ctx)) {
 			diag_debug("modules: %s: no library headers and no feature macro in its own text: its "
@@ -869,9 +870,9 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 			return 0;
 		int fd = verdict_relock(s, cfg->cache_dir);
 		size_t n = undecided(mp, i, ctx, todo, 8);
-		/* Decided meanwhile by a compile of the same source and options that held the lock
-		 * (sccache-dist runs two nvcc --dryrun at once): its verdict is this one's. */
-		changed |= n == 0;
+		/* Targets decided meanwhile by a compile of the same source and options that held the
+		 * lock (sccache-dist runs two nvcc --dryrun at once): its verdict is this one's. */
+		changed |= n < before;
 		double ms = 0;
 		int learnt = 0, moved = 0, left = 0;
 		for (size_t k = 0; k < n && !runner_signal(); k++) {
