@@ -12,12 +12,15 @@ every pair:
   - nothing arch-specific: a kernel of our own with no library (-arch=sm_90, empty cache each
     time: its device code preprocesses the same for sm_90a, so the target stays), against
     plain nvcc;
-  - with --ninja: a ninja build of 8 Hopper examples (-j as the machine has CPUs), -arch=sm_90
-    through nvshim with an empty cache, against the same build with hand-written sm_90a lines.
+  - with --ninja: a ninja build of 8 Hopper examples (--ninja-sources, up to 16; -j as the
+    machine has CPUs), -arch=sm_90 (--ninja-line arch) or PyTorch's -gencode
+    arch=compute_90,code=sm_90 (--ninja-line torch) through nvshim with an empty cache, against
+    the same build with hand-written sm_90a lines.
 Prints a Markdown table: the median of each, the median per-pair difference and the ratio.
 
     python3 tests/bench/cutlass_bench.py --nvshim build/nvshim [--nvcc ...] [--pairs 3] [--ninja]
-        [--cases first54,first48,first14,cached,plain] [--hand-ptx]
+        [--cases first54,first48,first14,cached,plain] [--hand-ptx] [--ninja-line arch|torch]
+        [--ninja-sources 8]
 """
 import argparse
 import glob
@@ -33,7 +36,17 @@ import time
 NINJA_EXAMPLES = ["48_hopper_warp_specialized_gemm", "49_hopper_gemm_with_collective_builder",
                   "50_hopper_gemm_with_epilogue_swizzle", "51_hopper_gett", "52_hopper_gather_scatter_fusion",
                   "53_hopper_gemm_permute", "54_hopper_fp8_warp_specialized_gemm",
-                  "63_hopper_gemm_with_weight_prefetch"]
+                  "63_hopper_gemm_with_weight_prefetch",
+                  # --ninja-sources up to 16: the rest of the Hopper examples that build on 13.0
+                  "55_hopper_mixed_dtype_gemm/55_hopper_mixed_dtype_gemm.cu", "56_hopper_ptr_array_batched_gemm", "57_hopper_grouped_gemm",
+                  "61_hopper_gemm_with_topk_and_softmax", "65_distributed_gemm",
+                  "68_hopper_fp8_warp_specialized_grouped_gemm_with_blockwise_scaling",
+                  "58_ada_fp8_gemm", "64_ada_fp8_gemm_grouped"]
+# what the user's line asks for in the ninja case, and the hand-written line that builds the same
+# kernels correctly: -arch=sm_90 asks for compute_90 PTX too (which nvshim keeps for later GPUs;
+# --hand-ptx gives the hand-written build the same PTX), PyTorch's TORCH_CUDA_ARCH_LIST=9.0 does not
+NINJA_LINES = {"arch": (["-arch=sm_90"], ["-gencode=arch=compute_90a,code=sm_90a"]),
+               "torch": (["-gencode=arch=compute_90,code=sm_90"], ["-gencode=arch=compute_90a,code=sm_90a"])}
 PLAIN_KERNEL = r"""
 __global__ void axpy(float a, const float *x, float *y, int n)
 {
@@ -88,6 +101,8 @@ def main():
     ap.add_argument("--cases", default="first54,first48,cached,plain")
     ap.add_argument("--hand-ptx", action="store_true",
                     help="the hand-written build keeps compute_90 PTX too, as -arch=sm_90 asks")
+    ap.add_argument("--ninja-line", choices=sorted(NINJA_LINES), default="arch")
+    ap.add_argument("--ninja-sources", type=int, default=8, choices=range(1, len(NINJA_EXAMPLES) + 1))
     a = ap.parse_args()
     c = cutlass_root()
     cases_wanted = set(a.cases.split(","))
@@ -136,19 +151,24 @@ def main():
         rows.append(("a kernel with nothing arch-specific, -arch=sm_90, empty cache / plain nvcc", s, r))
     if a.ninja:
         srcs = []
-        for ex in NINJA_EXAMPLES:
-            src = sorted(glob.glob(f"{c}/examples/{ex}/*.cu"))[0]
+        examples = NINJA_EXAMPLES[:a.ninja_sources]
+        line, hand = NINJA_LINES[a.ninja_line]
+        if a.hand_ptx and a.ninja_line == "arch":
+            hand = hand + ["-gencode=arch=compute_90,code=compute_90"]
+        for ex in examples:
+            # an example's first source, or the one named (example/source.cu)
+            src = f"{c}/examples/{ex}" if ex.endswith(".cu") else sorted(glob.glob(f"{c}/examples/{ex}/*.cu"))[0]
             mine = f"n{len(srcs)}_{os.path.basename(src)}"
             shutil.copy(src, os.path.join(work, mine))
             srcs.append(mine)
-        nflags = [f for f in flags if f != "-c"] + [f"-I{c}/examples/{ex}" for ex in NINJA_EXAMPLES]
+        nflags = [f for f in flags if f != "-c"] + [f"-I{c}/examples/{ex.split('/')[0]}" for ex in examples]
         shim_dir, real_dir = os.path.join(work, "ns"), os.path.join(work, "nr")
         for d in (shim_dir, real_dir):
             os.mkdir(d)
             for src in srcs:
                 os.symlink(os.path.join(work, src), os.path.join(d, src))
             os.mkdir(os.path.join(d, ".git"))
-        ninja_file(os.path.join(shim_dir, "build.ninja"), nvshim, srcs, nflags, ["-arch=sm_90"])
+        ninja_file(os.path.join(shim_dir, "build.ninja"), nvshim, srcs, nflags, line)
         ninja_file(os.path.join(real_dir, "build.ninja"), a.nvcc, srcs, nflags, hand)
         jobs = str(os.cpu_count() or 2)
         s, r = [], []
@@ -161,7 +181,7 @@ def main():
                 if is_shim:
                     env["NVSHIM_CACHE_DIR"] = tempfile.mkdtemp(dir=work)
                 out.append(timed(["ninja", "-C", d, "-j", jobs], env, work))
-        rows.append((f"ninja build of {len(srcs)} Hopper examples, -j{jobs}: -arch=sm_90, empty cache / hand-written "
+        rows.append((f"ninja build of {len(srcs)} Hopper examples, -j{jobs}: {' '.join(line)}, empty cache / hand-written "
                      f"{' + '.join(h.split('code=')[1] for h in hand)}", s, r))
     shutil.rmtree(work, ignore_errors=True)
     print(f"CUTLASS compiles: {a.pairs} alternating pairs per case, nvcc = {a.nvcc}, {os.cpu_count()} CPUs")

@@ -16,11 +16,13 @@ no path helps: modules_rules = false), with an empty verdict cache each time:
     differ from the arch-specific build's, and how many are stubs there (the object check's
     view, to hold the preprocessing decision against: a false upgrade is "differ" with no kernel
     changed, a missed one "the same" with kernels changed).
-Sources are built --jobs at a time (each build of one source runs its commands in turn).
-Prints a Markdown table, and writes the rows as JSON with --json FILE.
+Builds run --jobs at a time, each a task of its own: first every source's nvshim build of its own
+target side by side with its hand-written build (so the two see the same load), then the rest.
+Prints a Markdown table, and writes the rows as JSON with --json FILE as each build finishes;
+--resume FILE... skips the builds a run stopped early has done, --table FILE... merges runs.
 
     python3 tests/bench/cutlass_sweep.py --nvshim build/nvshim [--nvcc ...] [--jobs 4] [--time]
-        [--only 48,54,70] [--json out.json]
+        [--only 48,54,70] [--json out.json] [--resume earlier.json ...]
 """
 import argparse
 import concurrent.futures
@@ -33,6 +35,7 @@ import site
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TORCH = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90"]
@@ -90,11 +93,10 @@ def kernel_sizes(tool, obj):
     return sizes
 
 
-def object_truth(tool, plain, hand):
+def object_truth(p, h):
     """What the objects say, independently of nvshim: how many kernels of the plain build differ
     in size from the arch-specific build's, and how many of them are stubs there (at most 512
-    bytes plain, four times that or more arch-specific)."""
-    p, h = kernel_sizes(tool, plain), kernel_sizes(tool, hand)
+    bytes plain, four times that or more arch-specific). p, h: kernel_sizes() of the two."""
     differ = [k for k in h if p.get(k) != h[k]]
     stubs = [k for k in differ if p.get(k, 0) <= 512 and h[k] >= 4 * max(p.get(k, 0), 1)]
     return f"{len(differ)} of {len(h)} kernels differ, {len(stubs)} stubs"
@@ -122,75 +124,110 @@ def method(found):
     return "no preprocessing" if not found else "object"
 
 
-def sweep_one(src, a, c, tool):
+def source_setup(src, c):
     ex_dir = os.path.dirname(src)
     name = os.path.basename(ex_dir)
+    blackwell = int(name.split("_")[0]) >= 70 and not name.startswith("88_")
+    arch = "100" if blackwell else "90"
+    row = {"example": name, "source": os.path.basename(src), "cmake": cmake_asks(ex_dir), "own": f"sm_{arch}"}
+    return row, arch, blackwell
+
+
+def tasks_of(row, arch, blackwell, a, index):
+    """The builds of one source, each a task of its own: nvshim's first build of the example's own
+    target and the hand-written build of the same deliverables (side by side, so both see the
+    same load), the plain build, and nvshim's builds for the other target and PyTorch's list."""
+    own = f"sm_{arch}"
+    other = ("sm_90", ["-arch=sm_90"]) if blackwell else ("sm_100", ["-arch=sm_100"])
+    # the same deliverables as nvshim's: the a form's machine code and the plain PTX that
+    # -arch=sm_NN asks for (a second cicc pass, which nvshim keeps for later GPUs)
+    hand = ["-gencode", f"arch=compute_{arch}a,code=sm_{arch}a", "-gencode", f"arch=compute_{arch},code=compute_{arch}"]
+    first = [("own", "nvshim", own, [f"-arch=sm_{arch}"])]
+    timed = [("hand", "nvcc", "hand", hand)] if a.time else []
+    pair = first + timed if index % 2 == 0 else timed + first
+    rest = [("plain", "nvcc", "plain", [f"-arch=sm_{arch}"])] if a.time else []
+    rest += [("other", "nvshim", other[0], other[1]), ("torch", "nvshim", "torch", TORCH)]
+    return pair, rest
+
+
+def task_done(row, task):
+    kind, _, key, _ = task
+    if row.get("builds") is False:
+        return True
+    return {"own": "first_s", "hand": "hand_s", "plain": "plain_s"}.get(kind, key) in row
+
+
+def sweep_build(src, row, task, a, c, tool):
+    """One build of one source in a directory of its own; its findings go into row."""
+    kind, who, key, targets = task
+    ex_dir = os.path.dirname(src)
     work = tempfile.mkdtemp(prefix="nvshim-sweep-")
     os.mkdir(os.path.join(work, ".git"))
-    mine = os.path.join(work, "kernels.cu")
-    shutil.copy(src, mine)
+    shutil.copy(src, os.path.join(work, "kernels.cu"))
     flags = ["-std=c++17", "--expt-relaxed-constexpr", "-w", f"-I{c}/include", f"-I{c}/tools/util/include",
              f"-I{c}/examples/common", f"-I{ex_dir}", "-c", "kernels.cu"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NVSHIM_")}
     # ensure_devices off: on a GPU machine -arch=sm_100 would also get the GPU's own target
     env.update(NVSHIM_NVCC=os.path.abspath(a.nvcc), NVSHIM_MODULES_RULES="false", NVSHIM_VERBOSITY="quiet",
-               NVSHIM_ENSURE_DEVICES="off")
-    blackwell = int(name.split("_")[0]) >= 70 and not name.startswith("88_")
-    arch = "100" if blackwell else "90"
-    row = {"example": name, "source": os.path.basename(src), "cmake": cmake_asks(ex_dir), "own": f"sm_{arch}"}
-
-    def fresh(key):
-        env["NVSHIM_CACHE_DIR"] = tempfile.mkdtemp(dir=work)
-        env["NVSHIM_LOG_FILE"] = os.path.join(work, key + ".jsonl")
-        return env["NVSHIM_LOG_FILE"]
-
-    # the example's own target first: a source nvshim cannot build is one plain nvcc cannot
-    # either (nvshim fails open), so it stands for "builds on this nvcc"
-    for key, targets in ((f"sm_{arch}", [f"-arch=sm_{arch}"]), ("sm_90" if blackwell else "sm_100",
-                         ["-arch=sm_90" if blackwell else "-arch=sm_100"]), ("torch", TORCH)):
-        log = fresh(key)
-        rc, secs, err = run([a.nvshim] + flags + ["-o", f"{key}.o"] + targets, env, work)
-        if rc and key == f"sm_{arch}":
-            row["builds"] = False
-            row["why"] = (err.strip().splitlines() or ["?"])[-1][:120]
-            shutil.rmtree(work, ignore_errors=True)
-            return row
-        row["builds"] = True
-        row[key] = embedded(tool, os.path.join(work, f"{key}.o")) if not rc else "fails: " + err.strip()[-100:]
-        row[key + "_method"] = method(notes(log))
-        if key == f"sm_{arch}":
-            row["first_s"] = secs
-    if a.time:
-        # the same deliverables as nvshim's: the a form's machine code and the plain PTX that
-        # -arch=sm_NN asks for (a second cicc pass, which nvshim keeps for later GPUs)
-        hand = ["-gencode", f"arch=compute_{arch}a,code=sm_{arch}a", "-gencode", f"arch=compute_{arch},code=compute_{arch}"]
-        rc, hand_s, _ = run([a.nvcc] + flags + ["-o", "hand.o"] + hand, env, work)
-        rc2, plain_s, _ = run([a.nvcc] + flags + ["-o", "plain.o", f"-arch=sm_{arch}"], env, work)
+               NVSHIM_ENSURE_DEVICES="off", NVSHIM_CACHE_DIR=os.path.join(work, "cache"),
+               NVSHIM_LOG_FILE=os.path.join(work, "log.jsonl"))
+    obj = os.path.join(work, "out.o")
+    rc, secs, err = run([a.nvshim if who == "nvshim" else a.nvcc] + flags + ["-o", obj] + targets, env, work)
+    found = {}
+    if kind == "own":
+        # a source nvshim cannot build is one plain nvcc cannot either (nvshim fails open), so
+        # the example's own target stands for "builds on this nvcc"
+        if rc:
+            lines = err.strip().splitlines() or ["?"]
+            found.update(builds=False, why=next((x for x in lines if "error" in x), lines[-1]).strip()[:120])
+        else:
+            found.update(builds=True, first_s=secs)
+            found[key] = embedded(tool, obj)
+            found[key + "_method"] = method(notes(env["NVSHIM_LOG_FILE"]))
+    elif kind in ("hand", "plain"):
         if not rc:
-            row["hand_s"] = hand_s
-        if not (rc or rc2):
-            row["plain_s"] = plain_s
-            row["objects"] = object_truth(tool, os.path.join(work, "plain.o"), os.path.join(work, "hand.o"))
+            found[kind + "_s"] = secs
+            found[kind + "_sizes"] = kernel_sizes(tool, obj)
+    else:
+        found[key] = embedded(tool, obj) if not rc else "fails: " + err.strip()[-100:]
+        found[key + "_method"] = method(notes(env["NVSHIM_LOG_FILE"]))
     shutil.rmtree(work, ignore_errors=True)
-    return row
+    return found
+
+
+def objects(r):
+    if "plain_sizes" in r and "hand_sizes" in r:
+        return object_truth(r["plain_sizes"], r["hand_sizes"])
+    return r.get("objects", "")  # rows written before the sizes were kept
 
 
 def table(rows):
     print("| example | source | its CMake asks | -arch=sm_90 | -arch=sm_100 | 8.0;9.0 | decided by (own arch) | the objects (plain / a) | first / hand |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        if not r["builds"]:
+        if not r.get("builds", True):
             print(f"| {r['example']} | {r['source']} | {r['cmake']} | does not build on this nvcc: {r['why']} | | | | | |")
             continue
-        first = f"{r['first_s'] / r['hand_s']:.2f} ({r['first_s']:.0f} / {r['hand_s']:.0f} s)" if "hand_s" in r else ""
+        first = f"{r['first_s'] / r['hand_s']:.2f} ({r['first_s']:.0f} / {r['hand_s']:.0f} s)" \
+            if "hand_s" in r and "first_s" in r else ""
         own = r["own"]
         print(f"| {r['example']} | {r['source']} | {r['cmake']} | {r.get('sm_90', '')} | "
-              f"{r.get('sm_100', '')} | {r.get('torch', '')} | {r.get(own + '_method', '')} | {r.get('objects', '')} | {first} |")
-    done = [r for r in rows if r.get("builds") and "hand_s" in r]
+              f"{r.get('sm_100', '')} | {r.get('torch', '')} | {r.get(own + '_method', '')} | {objects(r)} | {first} |")
+    done = [r for r in rows if r.get("builds") and "hand_s" in r and "first_s" in r]
     if done:
         ratios = sorted(r["first_s"] / r["hand_s"] for r in done)
         mid = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
         print(f"\n{len(done)} sources timed: first / hand median {mid:.2f}, range {ratios[0]:.2f}..{ratios[-1]:.2f}")
+
+
+def merged(files):
+    """Rows of earlier runs (--json files), one per source, later files filling in what earlier
+    ones lack."""
+    rows = {}
+    for f in files:
+        for r in json.load(open(f)):
+            rows.setdefault((r["example"], r["source"]), {}).update(r)
+    return rows
 
 
 def main():
@@ -201,11 +238,13 @@ def main():
     ap.add_argument("--time", action="store_true")
     ap.add_argument("--only", default="")
     ap.add_argument("--json")
+    ap.add_argument("--resume", nargs="*", default=[], metavar="JSON",
+                    help="rows of earlier runs: their finished builds are not run again")
     ap.add_argument("--table", nargs="*", metavar="JSON",
                     help="print the table of rows written before (--json of runs stopped early, merged)")
     a = ap.parse_args()
     if a.table is not None:
-        rows = [r for f in a.table for r in json.load(open(f))]
+        rows = list(merged(a.table).values())
         rows.sort(key=lambda r: (r["example"], r["source"]))
         table(rows)
         return
@@ -218,28 +257,43 @@ def main():
         name = os.path.basename(ex_dir)
         num = int(name.split("_")[0])
         hopper = 48 <= num <= 69 or num == 88
-        if not (hopper or num >= 70) or (only and str(num) not in only):
+        if not (hopper or num >= 70) or (only and str(num) not in only and name not in only):
             continue
         for src in sorted(glob.glob(ex_dir + "/*.cu")):
             sources.append(src)
-    rows = []
-    # each row as it finishes (stderr, and the JSON file rewritten), so that a run stopped early
-    # keeps what it did; the table in the examples' order
+    before = merged(a.resume)
+    rows, firsts, rests = {}, [], []
+    for i, src in enumerate(sources):
+        row, arch, blackwell = source_setup(src, c)
+        row.update(before.get((row["example"], row["source"]), {}))
+        rows[src] = row
+        pair, rest = tasks_of(row, arch, blackwell, a, i)
+        firsts += [(src, t) for t in pair if not task_done(row, t)]
+        rests += [(src, t) for t in rest if not task_done(row, t)]
+    lock = threading.Lock()
+
+    def save():
+        if a.json:
+            with open(a.json + ".tmp", "w") as out:
+                json.dump(list(rows.values()), out, indent=1)
+            os.replace(a.json + ".tmp", a.json)
+
+    # every source's first build and hand-written build before the rest, each pair side by side;
+    # each build's findings as it finishes (stderr, and the JSON file rewritten), so that a run
+    # stopped early keeps what it did and --resume goes on from there
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        futures = {pool.submit(sweep_one, s, a, c, tool): s for s in sources}
+        futures = {pool.submit(sweep_build, src, rows[src], t, a, c, tool): (src, t) for src, t in firsts + rests}
         for f in concurrent.futures.as_completed(futures):
-            row = f.result()
-            rows.append(row)
-            print(json.dumps(row), file=sys.stderr, flush=True)
-            if a.json:
-                with open(a.json, "w") as out:
-                    json.dump(rows, out, indent=1)
-    order = {s: i for i, s in enumerate(sources)}
-    rows.sort(key=lambda r: order.get(os.path.join(c, "examples", r["example"], r["source"]), 0))
-    table(rows)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            src, t = futures[f]
+            found = f.result()
+            with lock:
+                rows[src].update(found)
+                brief = {k: v for k, v in found.items() if not k.endswith("_sizes")}
+                print(json.dumps({"source": rows[src]["source"], "build": t[0], **brief}), file=sys.stderr, flush=True)
+                save()
+    out = [rows[s] for s in sources]
+    table(out)
+    save()
 
 
 if __name__ == "__main__":
