@@ -3,13 +3,14 @@
 
 For each example source that plain nvcc builds on this toolkit, renamed (so no [module] rule and
 no path helps: modules_rules = false), with an empty verdict cache each time:
-  - the targets nvshim builds for -arch=sm_90, -arch=sm_100 and PyTorch's 8.0;9.0 list
+  - the targets nvshim builds for -arch=sm_90, -arch=sm_100, the example's own target where its
+    CMake asks for another (-arch=sm_120 for 120a, -arch=sm_103 for 103a) and PyTorch's 8.0;9.0 list
     (-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90), read from the
     object with cuobjdump, against what the example's own CMakeLists.txt asks for
     (CUTLASS_NVCC_ARCHS MATCHES ...);
   - which method decided (the [modules.method] note of the JSON log: preprocessing, what it
     found and what it cost; or no preprocessing, when the gate saw nothing to decide);
-  - with --time, the first build of -arch=sm_90 (Hopper) or -arch=sm_100 (Blackwell) through
+  - with --time, the first build of its own target (-arch=sm_90 for Hopper, else sm_100) through
     nvshim against the hand-written build of the same deliverables (-gencode
     arch=compute_90a,code=sm_90a -gencode arch=compute_90,code=compute_90, or 100), the plain
     build's time (about what the plain PTX pass costs), and what the objects say on their own: how many kernels of a plain build
@@ -124,21 +125,33 @@ def method(found):
     return "no preprocessing" if not found else "object"
 
 
-def source_setup(src, c):
+OWN_KEYS = ("first_s", "hand_s", "plain_s", "hand_sizes", "plain_sizes", "objects")
+
+
+def source_setup(src, c, before):
+    """A source's row, with what earlier runs found (before), and its own target: what its CMake
+    asks for where that is a GeForce Blackwell (120a) or sm_103 (103a) GPU, else sm_90 for
+    Hopper and sm_100 for Blackwell."""
     ex_dir = os.path.dirname(src)
     name = os.path.basename(ex_dir)
+    cmake = cmake_asks(ex_dir)
     blackwell = int(name.split("_")[0]) >= 70 and not name.startswith("88_")
-    arch = "100" if blackwell else "90"
-    row = {"example": name, "source": os.path.basename(src), "cmake": cmake_asks(ex_dir), "own": f"sm_{arch}"}
-    return row, arch, blackwell
+    arch = re.match(r"\d+", cmake).group(0) if re.match(r"1(03|2\d)a", cmake) else "100" if blackwell else "90"
+    row = {"example": name, "source": os.path.basename(src), "cmake": cmake, "own": f"sm_{arch}"}
+    old = dict(before.get((name, row["source"]), {}))
+    if old.get("own", row["own"]) != row["own"]:
+        # timed for another target by a run before the own target followed the CMake: the
+        # decision stays (as its -arch column), the times and objects do not
+        old = {k: v for k, v in old.items() if k not in OWN_KEYS and k != "own"}
+    row.update(old)
+    return row, arch
 
 
-def tasks_of(row, arch, blackwell, a, index):
+def tasks_of(row, arch, a, index):
     """The builds of one source, each a task of its own: nvshim's first build of the example's own
     target and the hand-written build of the same deliverables (side by side, so both see the
-    same load), the plain build, and nvshim's builds for the other target and PyTorch's list."""
+    same load), the plain build, and nvshim's builds for the other targets and PyTorch's list."""
     own = f"sm_{arch}"
-    other = ("sm_90", ["-arch=sm_90"]) if blackwell else ("sm_100", ["-arch=sm_100"])
     # the same deliverables as nvshim's: the a form's machine code and the plain PTX that
     # -arch=sm_NN asks for (a second cicc pass, which nvshim keeps for later GPUs)
     hand = ["-gencode", f"arch=compute_{arch}a,code=sm_{arch}a", "-gencode", f"arch=compute_{arch},code=compute_{arch}"]
@@ -146,7 +159,8 @@ def tasks_of(row, arch, blackwell, a, index):
     timed = [("hand", "nvcc", "hand", hand)] if a.time else []
     pair = first + timed if index % 2 == 0 else timed + first
     rest = [("plain", "nvcc", "plain", [f"-arch=sm_{arch}"])] if a.time else []
-    rest += [("other", "nvshim", other[0], other[1]), ("torch", "nvshim", "torch", TORCH)]
+    rest += [("other", "nvshim", t, [f"-arch={t}"]) for t in ("sm_90", "sm_100") if t != own]
+    rest += [("torch", "nvshim", "torch", TORCH)]
     return pair, rest
 
 
@@ -202,17 +216,18 @@ def objects(r):
 
 
 def table(rows):
-    print("| example | source | its CMake asks | -arch=sm_90 | -arch=sm_100 | 8.0;9.0 | decided by (own arch) | the objects (plain / a) | first / hand |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| example | source | its CMake asks | -arch=sm_90 | -arch=sm_100 | its own (-arch=) | 8.0;9.0 | decided by (own arch) | the objects (plain / a) | first / hand |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if not r.get("builds", True):
-            print(f"| {r['example']} | {r['source']} | {r['cmake']} | does not build on this nvcc: {r['why']} | | | | | |")
+            print(f"| {r['example']} | {r['source']} | {r['cmake']} | does not build on this nvcc: {r['why']} | | | | | | |")
             continue
         first = f"{r['first_s'] / r['hand_s']:.2f} ({r['first_s']:.0f} / {r['hand_s']:.0f} s)" \
             if "hand_s" in r and "first_s" in r else ""
         own = r["own"]
+        mine = f"{own}: {r.get(own, '')}" if own not in ("sm_90", "sm_100") else ""
         print(f"| {r['example']} | {r['source']} | {r['cmake']} | {r.get('sm_90', '')} | "
-              f"{r.get('sm_100', '')} | {r.get('torch', '')} | {r.get(own + '_method', '')} | {objects(r)} | {first} |")
+              f"{r.get('sm_100', '')} | {mine} | {r.get('torch', '')} | {r.get(own + '_method', '')} | {objects(r)} | {first} |")
     done = [r for r in rows if r.get("builds") and "hand_s" in r and "first_s" in r]
     if done:
         ratios = sorted(r["first_s"] / r["hand_s"] for r in done)
@@ -264,10 +279,9 @@ def main():
     before = merged(a.resume)
     rows, firsts, rests = {}, [], []
     for i, src in enumerate(sources):
-        row, arch, blackwell = source_setup(src, c)
-        row.update(before.get((row["example"], row["source"]), {}))
+        row, arch = source_setup(src, c, before)
         rows[src] = row
-        pair, rest = tasks_of(row, arch, blackwell, a, i)
+        pair, rest = tasks_of(row, arch, a, i)
         firsts += [(src, t) for t in pair if not task_done(row, t)]
         rests += [(src, t) for t in rest if not task_done(row, t)]
     lock = threading.Lock()
