@@ -803,17 +803,118 @@ static int decide_target(struct modules_plan *mp, size_t i, const struct modules
 	return result;
 }
 
-/* The compile of group k failed: a source whose target an earlier decision moved to its f or a
- * form goes back to the plain target (fail open: plain nvcc built it). Returns 1 when one did. */
+/* What ptxas refused in a failed compile's stderr, for the note: "Instruction 'X'"; NULL when it
+ * refused nothing for a target (the failure is another one). */
+static char *refused_for_target(const char *held)
+{
+	struct diagnosis d;
+	diagnose_init(&d);
+	diagnose_stderr(&d, held ? held : "");
+	const struct diagnose_finding *f = diagnose_find(&d, DIAGNOSE_ARCH_SPECIFIC);
+	if (!f)
+		f = diagnose_find(&d, DIAGNOSE_ARCH_MIN);
+	char *what = f ? xstrdup(f->what ? f->what : "an instruction") : NULL;
+	diagnose_release(&d);
+	return what;
+}
+
+/* A verdict unit's target ("specific:compute_100f:sm_100f"); 0, or -1 when it names none. */
+static int unit_target(const char *name, const char *kind, struct target *t)
+{
+	size_t k = strlen(kind);
+	if (strncmp(name, kind, k) || name[k] != ':')
+		return -1;
+	const char *v = name + k + 1, *colon = strchr(v, ':');
+	if (!colon)
+		return -1;
+	char *vs = xstrndup(v, (size_t)(colon - v));
+	int bad = arch_parse(vs, &t->virt) || arch_parse(colon + 1, &t->code);
+	free(vs);
+	return bad ? -1 : 0;
+}
+
+/* Source s, whose f form (decided before compiling, as preprocessing the same as the a form)
+ * ptxas refused: the a form instead, where it is not known to fail. The family form builds the
+ * code of the a form only where ptxas accepts every instruction for the family (CUTLASS 4.2's
+ * block-scaled sparse MMA is sm_100a's alone, its block-scaled MMA sm_120a's). Returns 1 when
+ * a target moved. */
+static int f_to_a(struct module_source *s, const char *what, const char *first)
+{
+	struct argv forms = ARGV_INIT;
+	for (size_t u = 0; u < s->verdict.n; u++) {
+		struct target t;
+		if (s->verdict.v[u].pass && !unit_target(s->verdict.v[u].name, "specific", &t) && t.code.suffix == 'f')
+			argv_push(&forms, s->verdict.v[u].name);
+	}
+	int moved = 0;
+	for (size_t k = 0; k < forms.n; k++) {
+		struct target f, a, plain;
+		unit_target(forms.v[k], "specific", &f);
+		a = f;
+		a.virt.suffix = a.code.suffix = 'a';
+		plain = f;
+		plain.virt.suffix = plain.code.suffix = 0;
+		char *an = modules_stub_unit("specific", &a), *pn = modules_stub_unit("specific", &plain);
+		const struct verdict_unit *au = verdict_find(&s->verdict, an);
+		if (!au || au->pass) {
+			char cf[32], ca[32], cp[32];
+			arch_format(&f.code, cf, sizeof(cf));
+			arch_format(&a.code, ca, sizeof(ca));
+			arch_format(&plain.code, cp, sizeof(cp));
+			char *reason = xasprintf("the device code differs when compiled for %s (code behind "
+						 "arch-specific feature macros, which plain %s builds without), and "
+						 "ptxas refuses %s for the family form %s; decided before compiling "
+						 "and by the failed compile",
+						 ca, cp, what, cf);
+			verdict_set(&s->verdict, forms.v[k], 0, reason, first);
+			verdict_set(&s->verdict, an, 1, "", "");
+			verdict_set(&s->verdict, pn, 0, reason, "");
+			free(reason);
+			moved = 1;
+		}
+		free(an);
+		free(pn);
+	}
+	argv_release(&forms);
+	return moved;
+}
+
+/* 1 when ptxas refused an instruction for a target in group k's failed compile (its stderr, held)
+ * and a source there has a form decided before compiling: undo_decided() takes it from there,
+ * and the compile is not run once more without --threads for nvcc's own messages first. */
+static int form_refused(const struct modules_plan *mp, size_t k, const char *held)
+{
+	char *what = refused_for_target(held);
+	int decided = 0;
+	for (size_t i = 0; what && !decided && i < mp->nsrc; i++) {
+		const struct module_source *s = &mp->src[i];
+		if ((mp->split && s->group != (int)k) || !s->key[0] || !modules_decided_early(&s->verdict))
+			continue;
+		for (size_t u = 0; !decided && u < s->verdict.n; u++) {
+			struct target t;
+			decided = s->verdict.v[u].pass && !unit_target(s->verdict.v[u].name, "specific", &t) &&
+				  t.code.suffix;
+		}
+	}
+	free(what);
+	return decided;
+}
+
+/* The compile of group k failed: a source whose target an earlier decision moved to its f form,
+ * where ptxas refused an instruction for it, goes to the a form (f_to_a); else a source whose
+ * target an earlier decision moved to its f or a form goes back to the plain target (fail open:
+ * plain nvcc built it). Returns 1 when one did. */
 static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_context *ctx, const char *held)
 {
 	int undone = 0;
+	char *what = refused_for_target(held);
 	for (size_t i = 0; i < mp->nsrc; i++) {
 		struct module_source *s = &mp->src[i];
 		if ((mp->split && s->group != (int)k) || !s->key[0] || !modules_decided_early(&s->verdict))
 			continue;
-		int moved = 0;
-		for (size_t u = 0; u < s->verdict.n; u++) {
+		char *first = xstrndup(held ? held : "", held ? strcspn(held, "\n") : 0);
+		int to_a = what && f_to_a(s, what, first), moved = to_a;
+		for (size_t u = 0; !to_a && u < s->verdict.n; u++) {
 			struct verdict_unit *vu = &s->verdict.v[u];
 			if (!strncmp(vu->name, "specific:", 9) && vu->pass) {
 				const char *code = strrchr(vu->name, ':');
@@ -825,12 +926,18 @@ static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_
 				}
 			}
 		}
-		if (!moved)
+		if (!moved) {
+			free(first);
 			continue;
-		char *first = xstrndup(held ? held : "", held ? strcspn(held, "\n") : 0);
-		verdict_set(&s->verdict, "method:specific", 1, "preprocess, form failed", first);
-		warning("%s: the arch-specific form chosen before compiling did not build (%s): building the "
-			"requested target as it is [modules.decide]", s->path, first);
+		}
+		verdict_set(&s->verdict, "method:specific", 1, to_a ? "preprocess, f refused" : "preprocess, form failed",
+			    first);
+		if (to_a)
+			warning("%s: the family form chosen before compiling did not build (ptxas refuses %s for it): "
+				"building the arch-specific form [modules.decide]", s->path, what);
+		else
+			warning("%s: the arch-specific form chosen before compiling did not build (%s): building the "
+				"requested target as it is [modules.decide]", s->path, first);
 		free(first);
 		int fd = verdict_lock(ctx->cfg->cache_dir, s->key);
 		if (verdict_store(&s->verdict, ctx->cfg->cache_dir, s->key))
@@ -839,6 +946,7 @@ static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_
 		verdict_unlock(fd);
 		undone = 1;
 	}
+	free(what);
 	return undone;
 }
 
@@ -1003,7 +1111,8 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 		char *held = NULL;
 		fflush(NULL);
 		run_one(argv, ctx->cfg, hold, res, &held);
-		if (res->status && threaded && !runner_signal()) {
+		if (res->status && threaded && !runner_signal() &&
+		    !(probe && allow_probe && form_refused(mp, k, held))) {
 			/* nvcc exits 255 for every failure under nvshim's --threads (threads.h): once
 			 * more, one pass at a time, for its own messages, status and diagnosis */
 			plan_note(plan, "threads.serial", "nvcc failed with --threads %u (status %d): running it "

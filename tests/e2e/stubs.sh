@@ -144,6 +144,18 @@ check "feat100a: f first (f and a preprocess differently), then a: the object sh
 # (cuobjdump --list-elf names an sm_100f image sm_100; its -elf header says sm_100f)
 check "feat100f: -arch=sm_100: sm_100f, the family form, builds the same code" test "$(embedded g2.o)" = "elf:sm_100 ptx:sm_100" -a -n "$("$CUOBJDUMP" -elf g2.o | grep '^arch = sm_100f$')"
 check "feat100f: said" grep -q "sm_100 -> sm_100f: the device code differs when compiled for sm_100f.*\[modules.decide\]" "$WORK/err"
+# The f and a forms preprocess the same, but ptxas refuses an instruction for sm_100f (tcgen05's
+# int8 MMA, as in CUTLASS's block-scaled sparse GEMMs): the a form, not the plain target.
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c feat100i8.cu -isystem inc -o g3.o -arch=sm_100 2>"$WORK/err"
+check "feat100i8: ptxas refuses .kind::i8 for sm_100f: sm_100a machine code, plain PTX kept" test "$(embedded g3.o)" = "elf:sm_100a ptx:sm_100"
+check "feat100i8: said, with what ptxas refused" grep -q "feat100i8.cu: the family form chosen before compiling did not build (ptxas refuses .kind::i8 for it): building the arch-specific form \[modules.decide\]" "$WORK/err"
+check "feat100i8: three preprocessings, the refused compile, the compile" test "$(runs feat100i8.cu)" -eq 5
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c feat100i8.cu -isystem inc -o g4.o -arch=sm_100 2>"$WORK/err"
+check "feat100i8: the next build: sm_100a from the verdict, one nvcc, and the reason" \
+	test "$(embedded g4.o)" = "elf:sm_100a ptx:sm_100" -a "$(runs feat100i8.cu)" -eq 1 -a \
+	-n "$(grep 'sm_100 -> sm_100a: .*ptxas refuses .kind::i8 for the family form sm_100f' "$WORK/err")"
 
 # A compile-and-link of one source: the program's kernels are read.
 printf '#include <marlin.cuh>\ntemplate __global__ void marlin_like<16>(const float *, float *, int);\nint main() { return 0; }\n' >prog.cu
