@@ -86,6 +86,7 @@ struct modules_plan {
 	int hold;     /* run with stderr held: a failure may be probed */
 	int decide;   /* targets may be decided before compiling (modules_decide()): as hold, and a
 		       * --dryrun too, whose stages sccache-dist runs itself */
+	int undone;   /* the last MODULES_RETRY took back a form decided before compiling */
 	enum inv_mode mode;
 	int rdc;
 	struct arch_list requested;
@@ -159,7 +160,8 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 /* Runs the planned commands (plan->argv, or the groups and the link). On an architecture-related
  * failure with allow_probe, probes the failing sources, stores their verdicts and returns
  * MODULES_RETRY when they change a list (the caller plans again and calls this once more without
- * probing); otherwise prints the held stderr as nvcc wrote it (and, when no requested target of a
+ * probing, or with probing once more when mp->undone: a form decided before compiling was taken
+ * back, and the next form may fail in its turn); otherwise prints the held stderr as nvcc wrote it (and, when no requested target of a
  * source builds, one error naming each target and its first error line) and returns
  * MODULES_DONE with res->status. A link that fails on an undefined driver symbol runs once more
  * with `retry` added (the link pass's rule link.retry), as execute() does for other commands. */

@@ -804,8 +804,9 @@ static int decide_target(struct modules_plan *mp, size_t i, const struct modules
 }
 
 /* What ptxas refused in a failed compile's stderr, for the note: "Instruction 'X'"; NULL when it
- * refused nothing for a target (the failure is another one). */
-static char *refused_for_target(const char *held)
+ * refused nothing for a target (the failure is another one). With `targets`, the targets it
+ * refused instructions for (ptxas: "... not supported on .target 'sm_120f'"), each once. */
+static char *refused_for_target(const char *held, struct arch *targets, size_t max, size_t *n)
 {
 	struct diagnosis d;
 	diagnose_init(&d);
@@ -814,6 +815,21 @@ static char *refused_for_target(const char *held)
 	if (!f)
 		f = diagnose_find(&d, DIAGNOSE_ARCH_MIN);
 	char *what = f ? xstrdup(f->what ? f->what : "an instruction") : NULL;
+	for (size_t i = 0; n && i < d.n; i++) {
+		const char *at = d.v[i].kind == DIAGNOSE_ARCH_SPECIFIC && d.v[i].text ?
+					 strstr(d.v[i].text, ".target '") : NULL;
+		struct arch a;
+		if (!at)
+			continue;
+		at += strlen(".target '");
+		char *name = xstrndup(at, strcspn(at, "'"));
+		int seen = arch_parse(name, &a) != 0;
+		free(name);
+		for (size_t k = 0; !seen && k < *n; k++)
+			seen = arch_equal(&targets[k], &a);
+		if (!seen && *n < max)
+			targets[(*n)++] = a;
+	}
 	diagnose_release(&d);
 	return what;
 }
@@ -868,7 +884,17 @@ static int f_to_a(struct module_source *s, const char *what, const char *first)
 						 ca, cp, what, cf);
 			verdict_set(&s->verdict, forms.v[k], 0, reason, first);
 			verdict_set(&s->verdict, an, 1, "", "");
-			verdict_set(&s->verdict, pn, 0, reason, "");
+			if (verdict_find(&s->verdict, pn))
+				verdict_set(&s->verdict, pn, 0, reason, "");
+			/* where the plain PTX went to the f form too (plain_refused()), the a form's */
+			char *fp = modules_unit(&f), *ap = modules_unit(&a);
+			const struct verdict_unit *fv = verdict_find(&s->verdict, fp);
+			if (fv && fv->pass) {
+				verdict_set(&s->verdict, fp, 0, reason, first);
+				verdict_set(&s->verdict, ap, 1, "", "");
+			}
+			free(fp);
+			free(ap);
 			free(reason);
 			moved = 1;
 		}
@@ -879,12 +905,47 @@ static int f_to_a(struct module_source *s, const char *what, const char *first)
 	return moved;
 }
 
+/* Source s, whose machine code for sm_N built in a form decided before compiling, while ptxas
+ * refused instructions for plain sm_N itself: the plain PTX (compute_N, which nvcc checks with
+ * ptxas for sm_N) holds code of the form only (CUTLASS's sm_120 block-scaled MMA, sm_103's
+ * tcgen05 MMA), and plain nvcc cannot build the request either. The plain target fails (the
+ * probe's unit), its form passes: the PTX becomes the form's (modules.probe), which costs nothing
+ * (it is the cicc output the machine code is built from). Returns 1 when a target moved. */
+static int plain_refused(struct module_source *s, const struct arch *refused, size_t nrefused, const char *what,
+			 const char *first)
+{
+	int moved = 0;
+	for (size_t r = 0; r < nrefused; r++) {
+		if (refused[r].suffix || refused[r].kind != ARCH_REAL)
+			continue;
+		for (size_t u = 0; u < s->verdict.n; u++) {
+			struct target t;
+			if (!s->verdict.v[u].pass || unit_target(s->verdict.v[u].name, "specific", &t) ||
+			    !t.code.suffix || t.code.num != refused[r].num)
+				continue;
+			struct target plain = { { ARCH_VIRTUAL, t.code.num, 0 }, { ARCH_REAL, t.code.num, 0 } };
+			char *pu = modules_unit(&plain), *fu = modules_unit(&t), c[32];
+			arch_format(&refused[r], c, sizeof(c));
+			char *reason = xasprintf("ptxas refuses %s for plain %s, so the requested plain target "
+						 "cannot be built (plain nvcc fails too)", what, c);
+			verdict_set(&s->verdict, pu, 0, reason, first);
+			verdict_set(&s->verdict, fu, 1, "", "");
+			free(reason);
+			free(pu);
+			free(fu);
+			moved = 1;
+			break;
+		}
+	}
+	return moved;
+}
+
 /* 1 when ptxas refused an instruction for a target in group k's failed compile (its stderr, held)
  * and a source there has a form decided before compiling: undo_decided() takes it from there,
  * and the compile is not run once more without --threads for nvcc's own messages first. */
 static int form_refused(const struct modules_plan *mp, size_t k, const char *held)
 {
-	char *what = refused_for_target(held);
+	char *what = refused_for_target(held, NULL, 0, NULL);
 	int decided = 0;
 	for (size_t i = 0; what && !decided && i < mp->nsrc; i++) {
 		const struct module_source *s = &mp->src[i];
@@ -907,13 +968,23 @@ static int form_refused(const struct modules_plan *mp, size_t k, const char *hel
 static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_context *ctx, const char *held)
 {
 	int undone = 0;
-	char *what = refused_for_target(held);
+	struct arch refused[8];
+	size_t nrefused = 0;
+	char *what = refused_for_target(held, refused, 8, &nrefused);
+	int f_refused = 0;
+	for (size_t r = 0; r < nrefused; r++)
+		f_refused |= refused[r].suffix == 'f';
 	for (size_t i = 0; i < mp->nsrc; i++) {
 		struct module_source *s = &mp->src[i];
 		if ((mp->split && s->group != (int)k) || !s->key[0] || !modules_decided_early(&s->verdict))
 			continue;
 		char *first = xstrndup(held ? held : "", held ? strcspn(held, "\n") : 0);
-		int to_a = what && f_to_a(s, what, first), moved = to_a;
+		/* an f form refused: its a form; the plain target refused beside a form that built: the
+		 * form's PTX (both can show in one failure, nvcc's passes running side by side) */
+		int to_a = what && (f_refused || !nrefused) && f_to_a(s, what, first);
+		int ptx = what && plain_refused(s, refused, nrefused, what, first);
+		int moved = to_a || ptx;
+		to_a |= ptx;
 		for (size_t u = 0; !to_a && u < s->verdict.n; u++) {
 			struct verdict_unit *vu = &s->verdict.v[u];
 			if (!strncmp(vu->name, "specific:", 9) && vu->pass) {
@@ -932,9 +1003,12 @@ static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_
 		}
 		verdict_set(&s->verdict, "method:specific", 1, to_a ? "preprocess, f refused" : "preprocess, form failed",
 			    first);
-		if (to_a)
+		if (to_a && !ptx)
 			warning("%s: the family form chosen before compiling did not build (ptxas refuses %s for it): "
 				"building the arch-specific form [modules.decide]", s->path, what);
+		else if (to_a)
+			warning("%s: the target chosen before compiling did not build (ptxas refuses %s): building the "
+				"forms ptxas takes [modules.decide]", s->path, what);
 		else
 			warning("%s: the arch-specific form chosen before compiling did not build (%s): building the "
 				"requested target as it is [modules.decide]", s->path, first);
@@ -1101,6 +1175,7 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 {
 	size_t ncmd = mp->split ? mp->ngroups + (mp->link.n ? 1 : 0) : 1;
 	int links = retry && retry->n;
+	mp->undone = 0;
 	res->status = 0;
 	for (size_t k = 0; k < ncmd; k++) {
 		int is_link = mp->split && k == mp->ngroups;
@@ -1157,6 +1232,7 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 		/* A form chosen before compiling that does not build: the plain target, once more. */
 		if (allow_probe && !runner_signal() && undo_decided(mp, k, ctx, held)) {
 			free(held);
+			mp->undone = 1;
 			return MODULES_RETRY;
 		}
 		/* A failure: which sources, and is it about the targets? */

@@ -156,6 +156,18 @@ NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c feat100i8.cu -isystem inc -o g4.o -ar
 check "feat100i8: the next build: sm_100a from the verdict, one nvcc, and the reason" \
 	test "$(embedded g4.o)" = "elf:sm_100a ptx:sm_100" -a "$(runs feat100i8.cu)" -eq 1 -a \
 	-n "$(grep 'sm_100 -> sm_100a: .*ptxas refuses .kind::i8 for the family form sm_100f' "$WORK/err")"
+# ... and the plain path issues it too, so plain nvcc cannot build -arch=sm_100 at all (its plain
+# PTX is refused): the a form's machine code and PTX.
+"$NVCC" -c feat100i8all.cu -isystem inc -o g5p.o -arch=sm_100 2>/dev/null
+check "feat100i8all: plain nvcc fails" test $? -ne 0
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c feat100i8all.cu -isystem inc -o g5.o -arch=sm_100 2>"$WORK/err"
+check "feat100i8all: nvshim builds sm_100a and compute_100a" test "$(embedded g5.o)" = "elf:sm_100a ptx:sm_100a"
+check "feat100i8all: the note says the plain target cannot be built" grep -q "sm_100 -> sm_100a, compute_100 -> compute_100a: ptxas refuses .* for plain sm_100, so the requested plain target cannot be built (plain nvcc fails too) \[modules.probe\]" "$WORK/err"
+echo "# feat100i8all: first build, $(runs feat100i8all.cu) nvcc runs"
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c feat100i8all.cu -isystem inc -o g6.o -arch=sm_100 2>/dev/null
+check "feat100i8all: the next build: one nvcc, the same targets" test "$(runs feat100i8all.cu)" -eq 1 -a "$(embedded g6.o)" = "elf:sm_100a ptx:sm_100a"
 
 # A compile-and-link of one source: the program's kernels are read.
 printf '#include <marlin.cuh>\ntemplate __global__ void marlin_like<16>(const float *, float *, int);\nint main() { return 0; }\n' >prog.cu
