@@ -414,6 +414,57 @@ static int compare_specific(struct modules_plan *mp, size_t i, const struct modu
 	return changed;
 }
 
+/* The trapping code only the f form `f` compiles (its text against the a form's): the strings
+ * that find it in an object (stubs_own_literals()), in the verdict as units "own:sm_100f" (pass:
+ * known; fail: some of it has no string to find it by) and "own:sm_100f:K", each string up to
+ * its first control character (the verdict's fields are tab-separated lines). */
+static void own_code_store(struct verdict *v, const struct target *f, const char *f_text, const char *a_text)
+{
+	char c[32], *head = xasprintf("own:%s", arch_format(&f->code, c, sizeof(c)));
+	struct argv lits = ARGV_INIT, kept = ARGV_INIT;
+	int known = !stubs_own_literals(f_text, a_text, &lits);
+	for (size_t k = 0; known && k < lits.n; k++) {
+		size_t n = 0;
+		while (lits.v[k][n] && (unsigned char)lits.v[k][n] >= ' ')
+			n++;
+		char *cut = xstrndup(lits.v[k], n);
+		int seen = n < 12;
+		for (size_t j = 0; !seen && j < kept.n; j++)
+			seen = !strcmp(kept.v[j], cut);
+		if (!seen)
+			argv_push(&kept, cut);
+		free(cut);
+	}
+	known = known && kept.n <= 64;
+	verdict_set(v, head, known, "", "");
+	for (size_t k = 0; known && k < kept.n; k++) {
+		char *u = xasprintf("%s:%lu", head, (unsigned long)k);
+		verdict_set(v, u, 1, kept.v[k], "");
+		free(u);
+	}
+	argv_release(&lits);
+	argv_release(&kept);
+	free(head);
+}
+
+/* own_code_store()'s strings for the f form t; 1 when they are known (possibly none). */
+static int own_code_load(const struct verdict *v, const struct target *t, struct argv *out)
+{
+	char c[32], *head = xasprintf("own:%s", arch_format(&t->code, c, sizeof(c)));
+	const struct verdict_unit *vu = verdict_find(v, head);
+	int known = vu && vu->pass;
+	for (unsigned long k = 0; known; k++) {
+		char *u = xasprintf("%s:%lu", head, k);
+		const struct verdict_unit *lit = verdict_find(v, u);
+		free(u);
+		if (!lit)
+			break;
+		argv_push(out, lit->reason);
+	}
+	free(head);
+	return known;
+}
+
 /* After source i built: the kernels in what nvcc wrote (stubs.h). With `learn` (and a verdict
  * key), a plain target whose kernels only its f/a form builds is compared and upgraded, and a
  * target on which every kernel is a stub is dropped: the findings go into the verdict and 1 is
@@ -435,7 +486,6 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 		stubs_release(&st);
 		return 0;
 	}
-	free(obj);
 	learn = learn && s->key[0] && ctx->cfg->cache_dir && *ctx->cfg->cache_dir;
 	struct stub_finding *found = NULL;
 	size_t nfound = 0;
@@ -479,6 +529,22 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 			struct target a = { { ARCH_VIRTUAL, t->code.num, 'a' }, { ARCH_REAL, t->code.num, 'a' } };
 			char *unit = modules_stub_unit("specific", &a);
 			int known = verdict_find(&s->verdict, unit) != NULL;
+			/* no kernel trivial, and none of the trapping code only f compiles in the object:
+			 * the kernels' traps are a's too, and a builds nothing f compiles out */
+			struct argv own = ARGV_INIT;
+			if (!known && !ntriv && own_code_load(&s->verdict, t, &own) &&
+			    !stubs_object_has(obj, t->code.num, 'f', &own)) {
+				diag_note(VERBOSITY_VERBOSE, "modules: %s: %lu kernel%s of %s with trap paths, but none "
+					  "of the code only %s compiles that traps (found by %lu string%s) is in the "
+					  "object: the a form builds the same kernels, not compared",
+					  s->path, (unsigned long)ntrap, ntrap == 1 ? "" : "s",
+					  arch_format(&t->code, c0, sizeof(c0)), c0, (unsigned long)own.n,
+					  own.n == 1 ? "" : "s");
+				add_finding(&found, &nfound, unit, 0, xstrdup(""));
+				unit = NULL;
+				known = 1;
+			}
+			argv_release(&own);
 			free(unit);
 			if (!known && toolkit_accepts(ctx->tk, &a.code) &&
 			    compare_specific(mp, i, ctx, t, &st, (size_t)col, &found, &nfound, &a)) {
@@ -508,6 +574,7 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 	}
 	free(rows);
 	stubs_release(&st);
+	free(obj);
 	if (nfound && !s->verdict.deps.n) {
 		/* the files the source came from, so that a changed library header makes it stale */
 		char *dir = private_dir("stubs", NULL);
@@ -779,6 +846,10 @@ static int decide_target(struct modules_plan *mp, size_t i, const struct modules
 						 "decided before compiling",
 						 arch_format(&forms[best].code, c1, sizeof(c1)), c0);
 			verdict_set(&s->verdict, plain_unit, 0, reason, "");
+			/* f chosen where a preprocesses otherwise: what only f compiles that traps, for the
+			 * object to show whether a kernel holds it (check_stubs) */
+			if (nf == 3 && fa != 1)
+				own_code_store(&s->verdict, &forms[1], text[1], text[2]);
 			for (size_t f = 1; f < nf; f++) {
 				char *u = modules_stub_unit("specific", &forms[f]);
 				/* a as well where it preprocesses as f; left to the object where not */

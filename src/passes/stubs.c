@@ -179,3 +179,286 @@ char *stubs_kernel_name(const char *mangled)
 	free(d);
 	return out;
 }
+
+/* ---- code one form compiles and another does not ---- */
+
+/* A line of preprocessed text: [b, e). Line markers (# N "file") and blank lines are not code. */
+static int code_line(const char *b, const char *e)
+{
+	while (b < e && (*b == ' ' || *b == '\t' || *b == '\r'))
+		b++;
+	return b < e && *b != '#';
+}
+
+static unsigned long long line_hash(const char *b, const char *e)
+{
+	unsigned long long h = 1469598103934665603ull;
+	for (; b < e; b++)
+		h = (h ^ (unsigned char)*b) * 1099511628211ull;
+	return h | 1; /* 0 marks an empty slot */
+}
+
+/* A multiset of lines by hash: open addressing, the table a power of two. */
+struct line_set {
+	unsigned long long *h;
+	unsigned *n;
+	size_t mask;
+};
+
+static size_t line_slot(const struct line_set *ls, unsigned long long h)
+{
+	size_t i = (size_t)(h ^ (h >> 29)) & ls->mask;
+	while (ls->h[i] && ls->h[i] != h)
+		i = (i + 1) & ls->mask;
+	return i;
+}
+
+static int has_text(const char *b, const char *e, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (; b + n <= e; b++)
+		if (!memcmp(b, needle, n))
+			return 1;
+	return 0;
+}
+
+/* The string literals of a line, unescaped (\" \\ \n \t); those with other escapes are left out. */
+static void line_literals(const char *b, const char *e, struct argv *out)
+{
+	for (const char *p = b; p < e; p++) {
+		if (*p == '\'' && p + 2 < e) { /* a character literal: '"' is not a string */
+			p += p[1] == '\\' ? 3 : 2;
+			continue;
+		}
+		if (*p != '"')
+			continue;
+		char *lit = XNEWVEC(char, (size_t)(e - p) + 1);
+		size_t n = 0;
+		int odd = 0;
+		const char *q = p + 1;
+		for (; q < e && *q != '"'; q++) {
+			if (*q != '\\') {
+				lit[n++] = *q;
+				continue;
+			}
+			if (++q >= e)
+				break;
+			switch (*q) {
+			case '"': case '\\': lit[n++] = *q; break;
+			case 'n': lit[n++] = '\n'; break;
+			case 't': lit[n++] = '\t'; break;
+			default: odd = 1;
+			}
+		}
+		lit[n] = 0;
+		if (q < e && !odd && n >= 12)
+			argv_push(out, lit);
+		free(lit);
+		p = q;
+	}
+}
+
+static void set_init(struct line_set *ls, size_t entries)
+{
+	size_t size = 1024;
+	while (size < 2 * entries)
+		size *= 2;
+	ls->h = XCNEWVEC(unsigned long long, size);
+	ls->n = XCNEWVEC(unsigned, size);
+	ls->mask = size - 1;
+}
+
+static void set_add(struct line_set *ls, unsigned long long h)
+{
+	size_t i = line_slot(ls, h);
+	ls->h[i] = h;
+	ls->n[i]++;
+}
+
+static void set_release(struct line_set *ls)
+{
+	free(ls->h);
+	free(ls->n);
+}
+
+/* The code lines of a text: their starts, ends and hashes. */
+struct code_lines {
+	const char **b, **e;
+	unsigned long long *h;
+	size_t n;
+};
+
+static void code_lines_of(const char *text, struct code_lines *cl)
+{
+	size_t max = 1;
+	for (const char *p = text; *p; p++)
+		max += *p == '\n';
+	cl->b = XNEWVEC(const char *, max);
+	cl->e = XNEWVEC(const char *, max);
+	cl->h = XNEWVEC(unsigned long long, max);
+	cl->n = 0;
+	for (const char *b = text; *b;) {
+		const char *e = strchr(b, '\n');
+		if (!e)
+			e = b + strlen(b);
+		if (code_line(b, e)) {
+			cl->b[cl->n] = b;
+			cl->e[cl->n] = e;
+			cl->h[cl->n++] = line_hash(b, e);
+		}
+		b = *e ? e + 1 : e;
+	}
+}
+
+static void code_lines_release(struct code_lines *cl)
+{
+	free(cl->b);
+	free(cl->e);
+	free(cl->h);
+}
+
+/* The lines of x that a shortest edit script from x to y deletes (Myers' O(ND) difference
+ * algorithm), in mine[]; -1 when more than max_d lines differ. */
+static int deleted_lines(const struct code_lines *x, const struct code_lines *y, size_t max_d, unsigned char *mine)
+{
+	long n = (long)x->n, m = (long)y->n, off = (long)max_d + 1;
+	long *v = XCNEWVEC(long, 2 * (size_t)off + 1);
+	/* trace[d]: v before step d, only its 2d+1 middle entries */
+	long **trace = XCNEWVEC(long *, max_d + 1);
+	long found = -1;
+	for (long d = 0; d <= (long)max_d && found < 0; d++) {
+		trace[d] = XNEWVEC(long, 2 * (size_t)d + 1);
+		for (long k = -d; k <= d; k++)
+			trace[d][k + d] = v[off + k];
+		for (long k = -d; k <= d; k += 2) {
+			long xx = k == -d || (k != d && v[off + k - 1] < v[off + k + 1]) ? v[off + k + 1] : v[off + k - 1] + 1;
+			long yy = xx - k;
+			while (xx < n && yy < m && x->h[xx] == y->h[yy])
+				xx++, yy++;
+			v[off + k] = xx;
+			if (xx >= n && yy >= m) {
+				found = d;
+				break;
+			}
+		}
+	}
+	if (found >= 0) {
+		long xx = n, yy = m;
+		for (long d = found; d > 0; d--) {
+			long *pv = trace[d]; /* v as it was before step d: index k + d */
+			long k = xx - yy;
+			long prev_k = k == -d || (k != d && pv[k - 1 + d] < pv[k + 1 + d]) ? k + 1 : k - 1;
+			long px = pv[prev_k + d], py = px - prev_k;
+			if (prev_k == k - 1) /* a deletion: x[px] */
+				mine[px] = 1;
+			xx = px;
+			yy = py;
+		}
+	}
+	for (long d = 0; d <= (long)max_d; d++)
+		free(trace[d]);
+	free(trace);
+	free(v);
+	return found < 0 ? -1 : 0;
+}
+
+int stubs_own_literals(const char *mine, const char *other, struct argv *out)
+{
+	struct code_lines x, y;
+	code_lines_of(mine, &x);
+	code_lines_of(other, &y);
+	unsigned char *own = XCNEWVEC(unsigned char, x.n + 1);
+	int rc = deleted_lines(&x, &y, 2000, own);
+	/* other's literals: a literal other has too (the file name of an assert in a header both
+	 * compile) finds nothing of mine's own */
+	size_t quotes = 1;
+	for (const char *p = other; *p; p++)
+		quotes += *p == '"';
+	struct line_set lits;
+	set_init(&lits, quotes / 2 + 1);
+	struct argv some = ARGV_INIT, run = ARGV_INIT;
+	for (size_t i = 0; !rc && i < y.n; i++) {
+		line_literals(y.b[i], y.e[i], &some);
+		for (size_t k = 0; k < some.n; k++)
+			if (!lits.h[line_slot(&lits, line_hash(some.v[k], some.v[k] + strlen(some.v[k])))])
+				set_add(&lits, line_hash(some.v[k], some.v[k] + strlen(some.v[k])));
+		argv_release(&some);
+	}
+	/* runs of lines only mine has; a line both have ends a run */
+	int traps = 0;
+	for (size_t i = 0; !rc && i <= x.n; i++) {
+		if (i < x.n && own[i]) {
+			const char *b = x.b[i], *e = x.e[i];
+			traps |= has_text(b, e, "__brkpt") || has_text(b, e, "__trap") ||
+				 has_text(b, e, "__assert_fail") || has_text(b, e, "trap;");
+			line_literals(b, e, &some);
+			for (size_t k = 0; k < some.n; k++)
+				if (!lits.h[line_slot(&lits, line_hash(some.v[k], some.v[k] + strlen(some.v[k])))])
+					argv_push(&run, some.v[k]);
+			argv_release(&some);
+			continue;
+		}
+		if (traps && !run.n)
+			rc = -1;
+		if (traps)
+			argv_pushn(out, run.v, run.n);
+		argv_release(&run);
+		traps = 0;
+	}
+	argv_release(&run);
+	set_release(&lits);
+	free(own);
+	code_lines_release(&x);
+	code_lines_release(&y);
+	return rc;
+}
+
+struct literal_search {
+	unsigned sm;
+	char variant;
+	const struct argv *literals;
+	int found; /* 1 found, -1 an image unreadable */
+};
+
+static int search_image(const struct cuda_image *img, void *arg)
+{
+	struct literal_search *ls = arg;
+	if (img->kind != CUDA_IMAGE_SASS || img->sm != ls->sm || img->variant != ls->variant)
+		return 0;
+	const unsigned char *code;
+	size_t len;
+	void *owned;
+	char *why = NULL;
+	if (elf_image_payload(img, 1ull << 31, &code, &len, &owned, &why)) {
+		free(why);
+		ls->found = -1;
+		return 1;
+	}
+	for (size_t k = 0; k < ls->literals->n && ls->found != 1; k++) {
+		size_t n = strlen(ls->literals->v[k]);
+		for (size_t i = 0; n && i + n <= len; i++)
+			if (code[i] == (unsigned char)ls->literals->v[k][0] && !memcmp(code + i, ls->literals->v[k], n)) {
+				ls->found = 1;
+				break;
+			}
+	}
+	free(owned);
+	return ls->found == 1;
+}
+
+int stubs_object_has(const char *path, unsigned sm, char variant, const struct argv *literals)
+{
+	struct elf_map m;
+	char *why = NULL;
+	if (elf_map_file(path, &m, &why)) {
+		free(why);
+		return -1;
+	}
+	struct literal_search ls = { sm, variant, literals, 0 };
+	if (elf_cuda_images(m.data, m.size, search_image, &ls, NULL, &why)) {
+		free(why);
+		ls.found = -1;
+	}
+	elf_unmap(&m);
+	return ls.found;
+}

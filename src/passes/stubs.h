@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 
+#include "base/argv.h"
 #include "objects/elf.h"
 
 #define STUBS_TRIVIAL 256ull
@@ -81,5 +82,19 @@ long stubs_real_on(const struct stubs *s, size_t k, size_t t);
 /* A kernel's name for people: demangled, without its template arguments and parameters when
  * they are long (xmalloc'ed). */
 char *stubs_kernel_name(const char *mangled);
+
+/* The code one form compiles and another does not, found again in an object. `mine` and `other`
+ * are a source's device code preprocessed for two forms (CuTe 4.2 compiles its int8 tcgen05
+ * atoms for sm_100a alone: for sm_100f they are "Attempting to use SM100_MMA_S8_SS without
+ * CUTE_ARCH_TCGEN05_S8_MMA_ENABLED", an assert, a print and a breakpoint). Appends to `out` the
+ * string literals (12 bytes or more, as the object stores them) of the lines only `mine` has (as
+ * a multiset of lines; line markers and blank lines aside) that trap (`__brkpt`, `__trap`,
+ * `__assert_fail`, `trap;`): where none of them is in an object of `mine`, none of that code is
+ * in a kernel, and the other form builds no kernel that `mine` compiles out. Returns 0, or -1
+ * when some trapping run of such lines has no literal (nothing to find it by). */
+int stubs_own_literals(const char *mine, const char *other, struct argv *out);
+/* 1 when one of the literals is in an image of the object at `path` for sm_<sm><variant>
+ * (decompressed), 0 when none is; -1 when it cannot be read. */
+int stubs_object_has(const char *path, unsigned sm, char variant, const struct argv *literals);
 
 #endif

@@ -168,6 +168,23 @@ echo "# feat100i8all: first build, $(runs feat100i8all.cu) nvcc runs"
 : >"$WORK/runs"
 NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c feat100i8all.cu -isystem inc -o g6.o -arch=sm_100 2>/dev/null
 check "feat100i8all: the next build: one nvcc, the same targets" test "$(runs feat100i8all.cu)" -eq 1 -a "$(embedded g6.o)" = "elf:sm_100a ptx:sm_100a"
+# f and a preprocess differently (an atom only a compiles, CuTe-style), and the f object's kernel
+# has trap paths of its own (checks that trap, as FMHA kernels have): where none of the atom's
+# fallback is in a kernel (its strings are in no image), a is not built to compare; where a
+# kernel calls the atom, it is.
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" NVSHIM_VERBOSITY=verbose "$NVSHIM" -c attn.cu -isystem inc -o h1.o -arch=sm_100 2>"$WORK/err"
+check "attn: sm_100f, the family form" test -n "$("$CUOBJDUMP" -elf h1.o | grep '^arch = sm_100f$')"
+check "attn: the a form is not built to compare: three preprocessings and the compile" \
+	test "$(runs attn.cu)" -eq 4 -a "$(grep -c -- -cubin "$WORK/runs")" -eq 0
+check "attn: said at verbosity verbose" grep -q "attn.cu: 1 kernel of sm_100f with trap paths, but none of the code only sm_100f compiles that traps (found by [0-9]* strings) is in the object: the a form builds the same kernels, not compared" "$WORK/err"
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c attn_s8.cu -isystem inc -o h2.o -arch=sm_100 2>/dev/null
+check "attn_s8: a kernel holds the atom's fallback: the a form is built to compare" \
+	test "$(grep -c -- -cubin "$WORK/runs")" -eq 1
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c attn.cu -isystem inc -o h3.o -arch=sm_100 2>/dev/null
+check "attn: the next build runs one nvcc" test "$(runs attn.cu)" -eq 1 -a -n "$("$CUOBJDUMP" -elf h3.o | grep '^arch = sm_100f$')"
 
 # A compile-and-link of one source: the program's kernels are read.
 printf '#include <marlin.cuh>\ntemplate __global__ void marlin_like<16>(const float *, float *, int);\nint main() { return 0; }\n' >prog.cu

@@ -200,3 +200,80 @@ Test(stubs, damaged_objects)
 	free(why);
 	stubs_release(&s);
 }
+
+/* What only the f form compiles, found again in an object. A header guards an int8 MMA atom as
+ * CuTe 4.2 does (the a form's macro; for f an assert, a print and a breakpoint), and two kernels:
+ * one that never calls the atom, one that does. Both texts come from the machine's nvcc -E. */
+static const char own_source[] =
+	"#include <cstdio>\n"
+	"#include <cassert>\n"
+	"__device__ void mma_s8(unsigned *c) {\n"
+	"#if defined(__CUDA_ARCH_FEAT_SM100_ALL)\n"
+	"  asm volatile(\"tcgen05.fence::before_thread_sync;\\n\");\n  c[0] = 1;\n"
+	"#else\n"
+	"  assert(0 && \"Attempting to use MMA_S8 without its a-form macro\");\n"
+	"  printf(\"Attempting to use MMA_S8 without its a-form macro\"); __brkpt();\n"
+	"#endif\n}\n"
+	"__global__ void fmha(unsigned *c) { c[threadIdx.x] += 3; }\n"
+	"#ifdef CALLS\n__global__ void gemm_s8(unsigned *c) { mma_s8(c); }\n#endif\n";
+
+static char *preprocessed(const char *form, const char *defs)
+{
+	char *cmd = concat("'" NVSHIM_TEST_NVCC "' -E ", defs, " -gencode arch=compute_", form, ",code=sm_", form,
+			   " own.cu -o ", form, ".ii", NULL);
+	sh(cmd);
+	free(cmd);
+	char *path = concat(dir, "/", form, ".ii", NULL);
+	char *text = test_read(path);
+	free(path);
+	return text;
+}
+
+Test(stubs, code_only_one_form_compiles)
+{
+	free(test_write(dir, "own.cu", own_source));
+	char *f = preprocessed("100f", ""), *a = preprocessed("100a", "");
+	struct argv lits = ARGV_INIT;
+	cr_assert_eq(stubs_own_literals(f, a, &lits), 0);
+	int message = 0;
+	for (size_t k = 0; k < lits.n; k++)
+		message |= !strcmp(lits.v[k], "Attempting to use MMA_S8 without its a-form macro");
+	cr_assert(message, "the fallback's message is f's own (%zu literals)", lits.n);
+	/* the same text: nothing of its own */
+	struct argv none = ARGV_INIT;
+	cr_assert_eq(stubs_own_literals(f, f, &none), 0);
+	cr_assert_eq(none.n, 0);
+	/* the atom in no kernel: its message is in no image; called, it is */
+	sh("'" NVSHIM_TEST_NVCC "' -c own.cu -o no.o -gencode arch=compute_100f,code=sm_100f");
+	sh("'" NVSHIM_TEST_NVCC "' -c own.cu -DCALLS -o yes.o -gencode arch=compute_100f,code=sm_100f");
+	char *no = concat(dir, "/no.o", NULL), *yes = concat(dir, "/yes.o", NULL), *missing = concat(dir, "/x.o", NULL);
+	cr_assert_eq(stubs_object_has(no, 100, 'f', &lits), 0);
+	cr_assert_eq(stubs_object_has(yes, 100, 'f', &lits), 1);
+	cr_assert_eq(stubs_object_has(yes, 100, 'a', &lits), 0, "only the images of the target asked for");
+	cr_assert_eq(stubs_object_has(missing, 100, 'f', &lits), -1);
+	free(no);
+	free(yes);
+	free(missing);
+	argv_release(&lits);
+	free(f);
+	free(a);
+}
+
+Test(stubs, own_code_found_by_nothing)
+{
+	/* a trap of f's own with no literal, or only one the other form has too: unknown */
+	const char *a = "# 1 \"x.cu\"\nvoid g() {\n  asm(\"tcgen05.fence::before_thread_sync;\");\n}\n"
+			"void h() { printf(\"a message both forms have\"); }\n";
+	const char *bare = "# 1 \"x.cu\"\nvoid g() {\n  __trap();\n}\nvoid h() { printf(\"a message both forms have\"); }\n";
+	const char *shared = "# 1 \"x.cu\"\nvoid g() {\n  printf(\"a message both forms have\"); __brkpt();\n}\n"
+			     "void h() { printf(\"a message both forms have\"); }\n";
+	const char *quiet = "# 1 \"x.cu\"\nvoid g() {\n  int unused = 2;\n}\nvoid h() { printf(\"a message both forms have\"); }\n";
+	struct argv lits = ARGV_INIT;
+	cr_assert_eq(stubs_own_literals(bare, a, &lits), -1);
+	argv_release(&lits);
+	cr_assert_eq(stubs_own_literals(shared, a, &lits), -1);
+	argv_release(&lits);
+	cr_assert_eq(stubs_own_literals(quiet, a, &lits), 0, "code of its own that does not trap is not asked about");
+	cr_assert_eq(lits.n, 0);
+	argv_release(&lits);
+}
