@@ -232,7 +232,8 @@ void stats_entry_from_notes(struct stats_entry *e, const struct argv *notes)
 		size_t rlen = (size_t)(note + len - 1 - rule);
 		char *r = xstrndup(rule, rlen);
 		char *text = xstrndup(note, tlen);
-		if (strcmp(r, "cc.nvcc") && strcmp(r, "cc.translate") && strcmp(r, "modules.method"))
+		if (strcmp(r, "cc.nvcc") && strcmp(r, "cc.translate") && strcmp(r, "modules.method") &&
+		    strcmp(r, "modules.confirm"))
 			e->rewritten = 1;
 		/* one per source's note: how its targets were decided */
 		if (!strcmp(r, "modules.method"))

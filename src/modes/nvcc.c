@@ -374,7 +374,7 @@ void nvcc_say_note(const struct session *s, const char *note)
 void nvcc_print_notes(const struct session *s, const struct plan *plan)
 {
 	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]", "[threads.auto]", "[threads.serial]",
-					       "[threads.split]", "[modules.method]" };
+					       "[threads.split]", "[modules.method]", "[modules.confirm]" };
 	for (size_t i = 0; i < plan->notes.n; i++) {
 		const char *note = plan->notes.v[i];
 		size_t len = strlen(note);

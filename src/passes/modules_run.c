@@ -534,12 +534,13 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 			struct argv own = ARGV_INIT;
 			if (!known && !ntriv && own_code_load(&s->verdict, t, &own) &&
 			    !stubs_object_has(obj, t->code.num, 'f', &own)) {
-				diag_note(VERBOSITY_VERBOSE, "modules: %s: %lu kernel%s of %s with trap paths, but none "
-					  "of the code only %s compiles that traps (found by %lu string%s) is in the "
+				plan_note(plan, "modules.confirm", "%s: %lu kernel%s of %s with trap paths, but none of "
+					  "the code only %s compiles that traps (found by %lu string%s) is in the "
 					  "object: the a form builds the same kernels, not compared",
-					  s->path, (unsigned long)ntrap, ntrap == 1 ? "" : "s",
+					  base, (unsigned long)ntrap, ntrap == 1 ? "" : "s",
 					  arch_format(&t->code, c0, sizeof(c0)), c0, (unsigned long)own.n,
 					  own.n == 1 ? "" : "s");
+				diag_note(VERBOSITY_VERBOSE, "%s", plan->notes.v[plan->notes.n - 1]);
 				add_finding(&found, &nfound, unit, 0, xstrdup(""));
 				unit = NULL;
 				known = 1;
@@ -1052,7 +1053,7 @@ static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_
 		char *first = xstrndup(held ? held : "", held ? strcspn(held, "\n") : 0);
 		/* an f form refused: its a form; the plain target refused beside a form that built: the
 		 * form's PTX (both can show in one failure, nvcc's passes running side by side) */
-		int to_a = what && (f_refused || !nrefused) && f_to_a(s, what, first);
+		int to_a = what && f_refused && f_to_a(s, what, first);
 		int ptx = what && plain_refused(s, refused, nrefused, what, first);
 		int moved = to_a || ptx;
 		to_a |= ptx;

@@ -198,7 +198,7 @@ static unsigned long long line_hash(const char *b, const char *e)
 	return h | 1; /* 0 marks an empty slot */
 }
 
-/* A multiset of lines by hash: open addressing, the table a power of two. */
+/* A set of strings (lines, literals) by hash: open addressing, the table a power of two. */
 struct line_set {
 	unsigned long long *h;
 	unsigned *n;
@@ -368,7 +368,7 @@ int stubs_own_literals(const char *mine, const char *other, struct argv *out)
 	code_lines_of(mine, &x);
 	code_lines_of(other, &y);
 	unsigned char *own = XCNEWVEC(unsigned char, x.n + 1);
-	int rc = deleted_lines(&x, &y, 2000, own);
+	int rc = deleted_lines(&x, &y, 1000, own);
 	/* other's literals: a literal other has too (the file name of an assert in a header both
 	 * compile) finds nothing of mine's own */
 	size_t quotes = 1;

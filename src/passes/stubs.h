@@ -86,12 +86,14 @@ char *stubs_kernel_name(const char *mangled);
 /* The code one form compiles and another does not, found again in an object. `mine` and `other`
  * are a source's device code preprocessed for two forms (CuTe 4.2 compiles its int8 tcgen05
  * atoms for sm_100a alone: for sm_100f they are "Attempting to use SM100_MMA_S8_SS without
- * CUTE_ARCH_TCGEN05_S8_MMA_ENABLED", an assert, a print and a breakpoint). Appends to `out` the
- * string literals (12 bytes or more, as the object stores them) of the lines only `mine` has (as
- * a multiset of lines; line markers and blank lines aside) that trap (`__brkpt`, `__trap`,
- * `__assert_fail`, `trap;`): where none of them is in an object of `mine`, none of that code is
- * in a kernel, and the other form builds no kernel that `mine` compiles out. Returns 0, or -1
- * when some trapping run of such lines has no literal (nothing to find it by). */
+ * CUTE_ARCH_TCGEN05_S8_MMA_ENABLED", an assert, a print and a breakpoint). The lines only `mine`
+ * has are those a shortest edit script (Myers' difference of the two, line markers and blank
+ * lines aside) deletes; each run of them that traps (`__brkpt`, `__trap`, `__assert_fail`,
+ * `trap;`) gives `out` its string literals (12 bytes or more, unescaped as the object stores
+ * them) that `other` does not have. Where none of them is in an object of `mine`, none of that
+ * code is in a kernel, and the other form builds no kernel that `mine` compiles out. Returns 0, or -1
+ * when some trapping run of such lines has no literal (nothing to find it by) or the texts
+ * differ in more than 1,000 lines. */
 int stubs_own_literals(const char *mine, const char *other, struct argv *out);
 /* 1 when one of the literals is in an image of the object at `path` for sm_<sm><variant>
  * (decompressed), 0 when none is; -1 when it cannot be read. */

@@ -173,11 +173,12 @@ check "feat100i8all: the next build: one nvcc, the same targets" test "$(runs fe
 # fallback is in a kernel (its strings are in no image), a is not built to compare; where a
 # kernel calls the atom, it is.
 : >"$WORK/runs"
-NVSHIM_NVCC="$WORK/fake/nvcc" NVSHIM_VERBOSITY=verbose "$NVSHIM" -c attn.cu -isystem inc -o h1.o -arch=sm_100 2>"$WORK/err"
+NVSHIM_NVCC="$WORK/fake/nvcc" NVSHIM_VERBOSITY=verbose NVSHIM_LOG_FILE="$WORK/attn.json" "$NVSHIM" -c attn.cu -isystem inc -o h1.o -arch=sm_100 2>"$WORK/err"
 check "attn: sm_100f, the family form" test -n "$("$CUOBJDUMP" -elf h1.o | grep '^arch = sm_100f$')"
 check "attn: the a form is not built to compare: three preprocessings and the compile" \
 	test "$(runs attn.cu)" -eq 4 -a "$(grep -c -- -cubin "$WORK/runs")" -eq 0
-check "attn: said at verbosity verbose" grep -q "attn.cu: 1 kernel of sm_100f with trap paths, but none of the code only sm_100f compiles that traps (found by [0-9]* strings) is in the object: the a form builds the same kernels, not compared" "$WORK/err"
+check "attn: said at verbosity verbose" grep -q "attn.cu: 1 kernel of sm_100f with trap paths, but none of the code only sm_100f compiles that traps (found by [0-9]* strings) is in the object: the a form builds the same kernels, not compared \[modules.confirm\]" "$WORK/err"
+check "attn: ... and in the JSON log" grep -q "not compared \[modules.confirm\]" "$WORK/attn.json"
 : >"$WORK/runs"
 NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c attn_s8.cu -isystem inc -o h2.o -arch=sm_100 2>/dev/null
 check "attn_s8: a kernel holds the atom's fallback: the a form is built to compare" \
