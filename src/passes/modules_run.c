@@ -921,8 +921,8 @@ static int unit_target(const char *name, const char *kind, struct target *t)
 	return bad ? -1 : 0;
 }
 
-/* Source s, whose f form (decided before compiling, as preprocessing the same as the a form)
- * ptxas refused: the a form instead, where it is not known to fail. The family form builds the
+/* Source s, whose f form (decided before compiling) ptxas refused: the a form instead, where it
+ * is not known to fail. The family form builds the
  * code of the a form only where ptxas accepts every instruction for the family (CUTLASS 4.2's
  * block-scaled sparse MMA is sm_100a's alone, its block-scaled MMA sm_120a's). Returns 1 when
  * a target moved. */
