@@ -541,15 +541,14 @@ static int nvcc_run_modules(struct session *s, struct plan *plan, struct nvcc_pa
 	session_tool_starting();
 	if (runner_signal())
 		return session_ran(s, plan, argv_in, 128 + runner_signal());
-	/* once more after a retry, probing again only where it took back a form decided before
-	 * compiling (an f form ptxas refused goes to a, whose plain PTX may be refused in turn) */
-	enum modules_outcome o = modules_run(&ps->mp, plan, &ps->mctx, 1, &link->retry, &res);
-	for (int again = 1; o == MODULES_RETRY && !runner_signal(); again = 0) {
-		int probe = again && ps->mp.undone;
+	/* After a retry the compile runs once more without probing, or with it where the retry took
+	 * back a form decided before compiling (an f form ptxas refused goes to a, whose plain PTX
+	 * may be refused in turn): three runs at most. */
+	int probe = 1;
+	for (int run = 0; modules_run(&ps->mp, plan, &ps->mctx, probe, &link->retry, &res) == MODULES_RETRY &&
+			  !runner_signal(); run++) {
+		probe = run == 0 && ps->mp.undone;
 		nvcc_replan(s, plan, ps, nvcc, link, watch, 1);
-		o = modules_run(&ps->mp, plan, &ps->mctx, probe, &link->retry, &res);
-		if (!probe)
-			break;
 	}
 	return session_ran(s, plan, argv_in, res.status);
 }

@@ -478,8 +478,15 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 	if (!obj)
 		return 0;
 	struct stubs st;
+	struct elf_map map;
 	stubs_init(&st);
-	if (stubs_read(&st, obj, &why)) {
+	/* mapped once: the kernels, and the strings of the code only an f form compiles (below) */
+	int bad = elf_map_file(obj, &map, &why);
+	if (!bad && stubs_read_data(&st, map.data, map.size, &why)) {
+		elf_unmap(&map);
+		bad = 1;
+	}
+	if (bad) {
 		diag_debug("modules: cannot read the kernels of %s: %s", obj, why ? why : "?");
 		free(why);
 		free(obj);
@@ -533,7 +540,7 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 			 * the kernels' traps are a's too, and a builds nothing f compiles out */
 			struct argv own = ARGV_INIT;
 			if (!known && !ntriv && own_code_load(&s->verdict, t, &own) &&
-			    !stubs_object_has(obj, t->code.num, 'f', &own)) {
+			    !stubs_object_has(map.data, map.size, t->code.num, 'f', &own)) {
 				plan_note(plan, "modules.confirm", "%s: %lu kernel%s of %s with trap paths, but none of "
 					  "the code only %s compiles that traps (found by %lu string%s) is in the "
 					  "object: the a form builds the same kernels, not compared",
@@ -575,6 +582,7 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 	}
 	free(rows);
 	stubs_release(&st);
+	elf_unmap(&map);
 	free(obj);
 	if (nfound && !s->verdict.deps.n) {
 		/* the files the source came from, so that a changed library header makes it stale */
@@ -875,21 +883,25 @@ static int decide_target(struct modules_plan *mp, size_t i, const struct modules
 	return result;
 }
 
-/* What ptxas refused in a failed compile's stderr, for the note: "Instruction 'X'"; NULL when it
- * refused nothing for a target (the failure is another one). With `targets`, the targets it
- * refused instructions for (ptxas: "... not supported on .target 'sm_120f'"), each once. */
-static char *refused_for_target(const char *held, struct arch *targets, size_t max, size_t *n)
+/* What ptxas refused in a failed compile (its diagnosis): `what`, for the notes ("Instruction
+ * 'X'", NULL when it refused nothing for a target: the failure is another one), and the targets
+ * it refused instructions for ("... not supported on .target 'sm_120f'"), each once. */
+struct refusal {
+	const char *what;
+	struct arch targets[8];
+	size_t n;
+};
+
+static void refusal_of(const struct diagnosis *d, struct refusal *rf)
 {
-	struct diagnosis d;
-	diagnose_init(&d);
-	diagnose_stderr(&d, held ? held : "");
-	const struct diagnose_finding *f = diagnose_find(&d, DIAGNOSE_ARCH_SPECIFIC);
+	const struct diagnose_finding *f = diagnose_find(d, DIAGNOSE_ARCH_SPECIFIC);
 	if (!f)
-		f = diagnose_find(&d, DIAGNOSE_ARCH_MIN);
-	char *what = f ? xstrdup(f->what ? f->what : "an instruction") : NULL;
-	for (size_t i = 0; n && i < d.n; i++) {
-		const char *at = d.v[i].kind == DIAGNOSE_ARCH_SPECIFIC && d.v[i].text ?
-					 strstr(d.v[i].text, ".target '") : NULL;
+		f = diagnose_find(d, DIAGNOSE_ARCH_MIN);
+	rf->what = f ? (f->what ? f->what : "an instruction") : NULL;
+	rf->n = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		const char *at = d->v[i].kind == DIAGNOSE_ARCH_SPECIFIC && d->v[i].text ?
+					 strstr(d->v[i].text, ".target '") : NULL;
 		struct arch a;
 		if (!at)
 			continue;
@@ -897,83 +909,79 @@ static char *refused_for_target(const char *held, struct arch *targets, size_t m
 		char *name = xstrndup(at, strcspn(at, "'"));
 		int seen = arch_parse(name, &a) != 0;
 		free(name);
-		for (size_t k = 0; !seen && k < *n; k++)
-			seen = arch_equal(&targets[k], &a);
-		if (!seen && *n < max)
-			targets[(*n)++] = a;
+		for (size_t k = 0; !seen && k < rf->n; k++)
+			seen = arch_equal(&rf->targets[k], &a);
+		if (!seen && rf->n < sizeof(rf->targets) / sizeof(rf->targets[0]))
+			rf->targets[rf->n++] = a;
 	}
-	diagnose_release(&d);
-	return what;
 }
 
-/* A verdict unit's target ("specific:compute_100f:sm_100f"); 0, or -1 when it names none. */
-static int unit_target(const char *name, const char *kind, struct target *t)
+/* Verdict unit vu is a form decided before compiling that holds ("specific:compute_100f:
+ * sm_100f", passing): 1, with its target in *t. */
+static int decided_form(const struct verdict_unit *vu, struct target *t)
 {
-	size_t k = strlen(kind);
-	if (strncmp(name, kind, k) || name[k] != ':')
-		return -1;
-	const char *v = name + k + 1, *colon = strchr(v, ':');
+	if (!vu->pass || strncmp(vu->name, "specific:", 9))
+		return 0;
+	const char *v = vu->name + 9, *colon = strchr(v, ':');
 	if (!colon)
-		return -1;
+		return 0;
 	char *vs = xstrndup(v, (size_t)(colon - v));
 	int bad = arch_parse(vs, &t->virt) || arch_parse(colon + 1, &t->code);
 	free(vs);
-	return bad ? -1 : 0;
+	return !bad && t->code.suffix;
+}
+
+/* Unit `from` fails (with the reason and first line), unit `to` passes. */
+static void move_unit(struct verdict *v, const char *from, const char *to, const char *reason, const char *first)
+{
+	verdict_set(v, from, 0, reason, first);
+	verdict_set(v, to, 1, "", "");
 }
 
 /* Source s, whose f form (decided before compiling) ptxas refused: the a form instead, where it
- * is not known to fail. The family form builds the
- * code of the a form only where ptxas accepts every instruction for the family (CUTLASS 4.2's
- * block-scaled sparse MMA is sm_100a's alone, its block-scaled MMA sm_120a's). Returns 1 when
- * a target moved. */
+ * is not known to fail. The family form builds the code of the a form only where ptxas accepts
+ * every instruction for the family (CUTLASS 4.2's block-scaled sparse MMA is sm_100a's alone,
+ * its block-scaled MMA sm_120a's). Returns 1 when a target moved. */
 static int f_to_a(struct module_source *s, const char *what, const char *first)
 {
-	struct argv forms = ARGV_INIT;
-	for (size_t u = 0; u < s->verdict.n; u++) {
-		struct target t;
-		if (s->verdict.v[u].pass && !unit_target(s->verdict.v[u].name, "specific", &t) && t.code.suffix == 'f')
-			argv_push(&forms, s->verdict.v[u].name);
-	}
+	struct target forms[8];
+	size_t nf = 0;
+	for (size_t u = 0; u < s->verdict.n && nf < 8; u++)
+		if (decided_form(&s->verdict.v[u], &forms[nf]) && forms[nf].code.suffix == 'f')
+			nf++;
 	int moved = 0;
-	for (size_t k = 0; k < forms.n; k++) {
-		struct target f, a, plain;
-		unit_target(forms.v[k], "specific", &f);
-		a = f;
+	for (size_t k = 0; k < nf; k++) {
+		struct target f = forms[k], a = f, plain = f;
 		a.virt.suffix = a.code.suffix = 'a';
-		plain = f;
 		plain.virt.suffix = plain.code.suffix = 0;
-		char *an = modules_stub_unit("specific", &a), *pn = modules_stub_unit("specific", &plain);
+		char *fn = modules_stub_unit("specific", &f), *an = modules_stub_unit("specific", &a),
+		     *pn = modules_stub_unit("specific", &plain);
 		const struct verdict_unit *au = verdict_find(&s->verdict, an);
 		if (!au || au->pass) {
 			char cf[32], ca[32], cp[32];
-			arch_format(&f.code, cf, sizeof(cf));
-			arch_format(&a.code, ca, sizeof(ca));
-			arch_format(&plain.code, cp, sizeof(cp));
 			char *reason = xasprintf("the device code differs when compiled for %s (code behind "
 						 "arch-specific feature macros, which plain %s builds without), and "
 						 "ptxas refuses %s for the family form %s; decided before compiling "
 						 "and by the failed compile",
-						 ca, cp, what, cf);
-			verdict_set(&s->verdict, forms.v[k], 0, reason, first);
-			verdict_set(&s->verdict, an, 1, "", "");
+						 arch_format(&a.code, ca, sizeof(ca)), arch_format(&plain.code, cp, sizeof(cp)),
+						 what, arch_format(&f.code, cf, sizeof(cf)));
+			move_unit(&s->verdict, fn, an, reason, first);
 			if (verdict_find(&s->verdict, pn))
 				verdict_set(&s->verdict, pn, 0, reason, "");
 			/* where the plain PTX went to the f form too (plain_refused()), the a form's */
 			char *fp = modules_unit(&f), *ap = modules_unit(&a);
 			const struct verdict_unit *fv = verdict_find(&s->verdict, fp);
-			if (fv && fv->pass) {
-				verdict_set(&s->verdict, fp, 0, reason, first);
-				verdict_set(&s->verdict, ap, 1, "", "");
-			}
+			if (fv && fv->pass)
+				move_unit(&s->verdict, fp, ap, reason, first);
 			free(fp);
 			free(ap);
 			free(reason);
 			moved = 1;
 		}
+		free(fn);
 		free(an);
 		free(pn);
 	}
-	argv_release(&forms);
 	return moved;
 }
 
@@ -983,104 +991,95 @@ static int f_to_a(struct module_source *s, const char *what, const char *first)
  * tcgen05 MMA), and plain nvcc cannot build the request either. The plain target fails (the
  * probe's unit), its form passes: the PTX becomes the form's (modules.probe), which costs nothing
  * (it is the cicc output the machine code is built from). Returns 1 when a target moved. */
-static int plain_refused(struct module_source *s, const struct arch *refused, size_t nrefused, const char *what,
-			 const char *first)
+static int plain_refused(struct module_source *s, const struct refusal *rf, const char *first)
 {
 	int moved = 0;
-	for (size_t r = 0; r < nrefused; r++) {
-		if (refused[r].suffix || refused[r].kind != ARCH_REAL)
+	for (size_t r = 0; r < rf->n; r++) {
+		struct target t;
+		size_t u = 0;
+		if (rf->targets[r].suffix || rf->targets[r].kind != ARCH_REAL)
 			continue;
-		for (size_t u = 0; u < s->verdict.n; u++) {
-			struct target t;
-			if (!s->verdict.v[u].pass || unit_target(s->verdict.v[u].name, "specific", &t) ||
-			    !t.code.suffix || t.code.num != refused[r].num)
-				continue;
-			struct target plain = { { ARCH_VIRTUAL, t.code.num, 0 }, { ARCH_REAL, t.code.num, 0 } };
-			char *pu = modules_unit(&plain), *fu = modules_unit(&t), c[32];
-			arch_format(&refused[r], c, sizeof(c));
-			char *reason = xasprintf("ptxas refuses %s for plain %s, so the requested plain target "
-						 "cannot be built (plain nvcc fails too)", what, c);
-			verdict_set(&s->verdict, pu, 0, reason, first);
-			verdict_set(&s->verdict, fu, 1, "", "");
-			free(reason);
-			free(pu);
-			free(fu);
-			moved = 1;
-			break;
-		}
+		while (u < s->verdict.n && !(decided_form(&s->verdict.v[u], &t) && t.code.num == rf->targets[r].num))
+			u++;
+		if (u == s->verdict.n)
+			continue;
+		struct target plain = { { ARCH_VIRTUAL, t.code.num, 0 }, { ARCH_REAL, t.code.num, 0 } };
+		char *pu = modules_unit(&plain), *fu = modules_unit(&t), c[32];
+		char *reason = xasprintf("ptxas refuses %s for plain %s, so the requested plain target cannot be "
+					 "built (plain nvcc fails too)", rf->what,
+					 arch_format(&rf->targets[r], c, sizeof(c)));
+		move_unit(&s->verdict, pu, fu, reason, first);
+		free(reason);
+		free(pu);
+		free(fu);
+		moved = 1;
 	}
 	return moved;
 }
 
-/* 1 when ptxas refused an instruction for a target in group k's failed compile (its stderr, held)
- * and a source there has a form decided before compiling: undo_decided() takes it from there,
- * and the compile is not run once more without --threads for nvcc's own messages first. */
+/* Source s has a form decided before compiling that holds. */
+static int has_decided_form(const struct module_source *s)
+{
+	struct target t;
+	if (!s->key[0] || !modules_decided_early(&s->verdict))
+		return 0;
+	for (size_t u = 0; u < s->verdict.n; u++)
+		if (decided_form(&s->verdict.v[u], &t))
+			return 1;
+	return 0;
+}
+
+/* 1 when ptxas refused an instruction for a target in group k's failed compile (its stderr,
+ * held) and a source
+ * there has a form decided before compiling: undo_decided() takes it from there, and the
+ * compile is not run once more without --threads for nvcc's own messages first. */
 static int form_refused(const struct modules_plan *mp, size_t k, const char *held)
 {
-	char *what = refused_for_target(held, NULL, 0, NULL);
-	int decided = 0;
-	for (size_t i = 0; what && !decided && i < mp->nsrc; i++) {
-		const struct module_source *s = &mp->src[i];
-		if ((mp->split && s->group != (int)k) || !s->key[0] || !modules_decided_early(&s->verdict))
-			continue;
-		for (size_t u = 0; !decided && u < s->verdict.n; u++) {
-			struct target t;
-			decided = s->verdict.v[u].pass && !unit_target(s->verdict.v[u].name, "specific", &t) &&
-				  t.code.suffix;
-		}
-	}
-	free(what);
-	return decided;
+	struct diagnosis d;
+	struct refusal rf;
+	diagnose_init(&d);
+	diagnose_stderr(&d, held ? held : "");
+	refusal_of(&d, &rf);
+	int found = 0;
+	for (size_t i = 0; rf.what && !found && i < mp->nsrc; i++)
+		found = (!mp->split || mp->src[i].group == (int)k) && has_decided_form(&mp->src[i]);
+	diagnose_release(&d);
+	return found;
 }
 
 /* The compile of group k failed: a source whose target an earlier decision moved to its f form,
- * where ptxas refused an instruction for it, goes to the a form (f_to_a); else a source whose
+ * where ptxas refused an instruction for it, goes to the a form (f_to_a), and one whose plain
+ * target ptxas refused beside a form takes the form's PTX (plain_refused); else a source whose
  * target an earlier decision moved to its f or a form goes back to the plain target (fail open:
  * plain nvcc built it). Returns 1 when one did. */
-static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_context *ctx, const char *held)
+static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_context *ctx, const char *held,
+			const struct refusal *rf)
 {
-	int undone = 0;
-	struct arch refused[8];
-	size_t nrefused = 0;
-	char *what = refused_for_target(held, refused, 8, &nrefused);
-	int f_refused = 0;
-	for (size_t r = 0; r < nrefused; r++)
-		f_refused |= refused[r].suffix == 'f';
+	int undone = 0, f_refused = 0;
+	for (size_t r = 0; r < rf->n; r++)
+		f_refused |= rf->targets[r].suffix == 'f';
 	for (size_t i = 0; i < mp->nsrc; i++) {
 		struct module_source *s = &mp->src[i];
-		if ((mp->split && s->group != (int)k) || !s->key[0] || !modules_decided_early(&s->verdict))
+		if ((mp->split && s->group != (int)k) || !has_decided_form(s))
 			continue;
 		char *first = xstrndup(held ? held : "", held ? strcspn(held, "\n") : 0);
 		/* an f form refused: its a form; the plain target refused beside a form that built: the
 		 * form's PTX (both can show in one failure, nvcc's passes running side by side) */
-		int to_a = what && f_refused && f_to_a(s, what, first);
-		int ptx = what && plain_refused(s, refused, nrefused, what, first);
-		int moved = to_a || ptx;
-		to_a |= ptx;
-		for (size_t u = 0; !to_a && u < s->verdict.n; u++) {
-			struct verdict_unit *vu = &s->verdict.v[u];
-			if (!strncmp(vu->name, "specific:", 9) && vu->pass) {
-				const char *code = strrchr(vu->name, ':');
-				size_t len = code ? strlen(code + 1) : 0;
-				/* only the forms (sm_90a, sm_100f), never a plain target kept */
-				if (len && (code[len] == 'a' || code[len] == 'f')) {
-					vu->pass = 0;
-					moved = 1;
-				}
-			}
-		}
-		if (!moved) {
-			free(first);
-			continue;
-		}
-		verdict_set(&s->verdict, "method:specific", 1, to_a ? "preprocess, f refused" : "preprocess, form failed",
-			    first);
+		int to_a = rf->what && f_refused && f_to_a(s, rf->what, first);
+		int ptx = rf->what && plain_refused(s, rf, first);
+		struct target t;
+		if (!to_a && !ptx)
+			for (size_t u = 0; u < s->verdict.n; u++)
+				if (decided_form(&s->verdict.v[u], &t))
+					s->verdict.v[u].pass = 0; /* only the forms, never a plain target kept */
+		verdict_set(&s->verdict, "method:specific", 1,
+			    to_a || ptx ? "preprocess, f refused" : "preprocess, form failed", first);
 		if (to_a && !ptx)
 			warning("%s: the family form chosen before compiling did not build (ptxas refuses %s for it): "
-				"building the arch-specific form [modules.decide]", s->path, what);
-		else if (to_a)
+				"building the arch-specific form [modules.decide]", s->path, rf->what);
+		else if (ptx)
 			warning("%s: the target chosen before compiling did not build (ptxas refuses %s): building the "
-				"forms ptxas takes [modules.decide]", s->path, what);
+				"forms ptxas takes [modules.decide]", s->path, rf->what);
 		else
 			warning("%s: the arch-specific form chosen before compiling did not build (%s): building the "
 				"requested target as it is [modules.decide]", s->path, first);
@@ -1092,7 +1091,6 @@ static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_
 		verdict_unlock(fd);
 		undone = 1;
 	}
-	free(what);
 	return undone;
 }
 
@@ -1258,8 +1256,7 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 		char *held = NULL;
 		fflush(NULL);
 		run_one(argv, ctx->cfg, hold, res, &held);
-		if (res->status && threaded && !runner_signal() &&
-		    !(probe && allow_probe && form_refused(mp, k, held))) {
+		if (res->status && threaded && !runner_signal() && !(probe && allow_probe && form_refused(mp, k, held))) {
 			/* nvcc exits 255 for every failure under nvshim's --threads (threads.h): once
 			 * more, one pass at a time, for its own messages, status and diagnosis */
 			plan_note(plan, "threads.serial", "nvcc failed with --threads %u (status %d): running it "
@@ -1301,18 +1298,22 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 				return MODULES_DONE;
 			continue;
 		}
-		/* A form chosen before compiling that does not build: the plain target, once more. */
-		if (allow_probe && !runner_signal() && undo_decided(mp, k, ctx, held)) {
+		/* A failure: which sources, and is it about the targets? */
+		struct diagnosis d;
+		struct refusal rf;
+		diagnose_init(&d);
+		diagnose_stderr(&d, held);
+		int arch = diagnose_arch_related(&d);
+		refusal_of(&d, &rf);
+		/* A form chosen before compiling that does not build: its a form, the form's PTX, or the
+		 * plain target, once more. */
+		int undone = allow_probe && !runner_signal() && undo_decided(mp, k, ctx, held, &rf);
+		diagnose_release(&d);
+		if (undone) {
 			free(held);
 			mp->undone = 1;
 			return MODULES_RETRY;
 		}
-		/* A failure: which sources, and is it about the targets? */
-		struct diagnosis d;
-		diagnose_init(&d);
-		diagnose_stderr(&d, held);
-		int arch = diagnose_arch_related(&d);
-		diagnose_release(&d);
 		if (arch && allow_probe && ctx->cfg->modules_probe) {
 			int changed = 0;
 			for (size_t i = 0; i < mp->nsrc; i++) {

@@ -198,28 +198,34 @@ static unsigned long long line_hash(const char *b, const char *e)
 	return h | 1; /* 0 marks an empty slot */
 }
 
-/* A set of strings (lines, literals) by hash: open addressing, the table a power of two. */
-struct line_set {
+/* A set of strings by hash: open addressing, the table a power of two, 0 an empty slot. */
+struct string_set {
 	unsigned long long *h;
-	unsigned *n;
 	size_t mask;
 };
 
-static size_t line_slot(const struct line_set *ls, unsigned long long h)
+static size_t set_slot(const struct string_set *ss, const char *str)
 {
-	size_t i = (size_t)(h ^ (h >> 29)) & ls->mask;
-	while (ls->h[i] && ls->h[i] != h)
-		i = (i + 1) & ls->mask;
+	unsigned long long h = line_hash(str, str + strlen(str));
+	size_t i = (size_t)(h ^ (h >> 29)) & ss->mask;
+	while (ss->h[i] && ss->h[i] != h)
+		i = (i + 1) & ss->mask;
 	return i;
+}
+
+static int set_has(const struct string_set *ss, const char *str)
+{
+	return ss->h[set_slot(ss, str)] != 0;
+}
+
+static void set_add(struct string_set *ss, const char *str)
+{
+	ss->h[set_slot(ss, str)] = line_hash(str, str + strlen(str));
 }
 
 static int has_text(const char *b, const char *e, const char *needle)
 {
-	size_t n = strlen(needle);
-	for (; b + n <= e; b++)
-		if (!memcmp(b, needle, n))
-			return 1;
-	return 0;
+	return memmem(b, (size_t)(e - b), needle, strlen(needle)) != NULL;
 }
 
 /* The string literals of a line, unescaped (\" \\ \n \t); those with other escapes are left out. */
@@ -258,27 +264,13 @@ static void line_literals(const char *b, const char *e, struct argv *out)
 	}
 }
 
-static void set_init(struct line_set *ls, size_t entries)
+static void set_init(struct string_set *ss, size_t entries)
 {
 	size_t size = 1024;
 	while (size < 2 * entries)
 		size *= 2;
-	ls->h = XCNEWVEC(unsigned long long, size);
-	ls->n = XCNEWVEC(unsigned, size);
-	ls->mask = size - 1;
-}
-
-static void set_add(struct line_set *ls, unsigned long long h)
-{
-	size_t i = line_slot(ls, h);
-	ls->h[i] = h;
-	ls->n[i]++;
-}
-
-static void set_release(struct line_set *ls)
-{
-	free(ls->h);
-	free(ls->n);
+	ss->h = XCNEWVEC(unsigned long long, size);
+	ss->mask = size - 1;
 }
 
 /* The code lines of a text: their starts, ends and hashes. */
@@ -374,14 +366,13 @@ int stubs_own_literals(const char *mine, const char *other, struct argv *out)
 	size_t quotes = 1;
 	for (const char *p = other; *p; p++)
 		quotes += *p == '"';
-	struct line_set lits;
+	struct string_set lits;
 	set_init(&lits, quotes / 2 + 1);
 	struct argv some = ARGV_INIT, run = ARGV_INIT;
 	for (size_t i = 0; !rc && i < y.n; i++) {
 		line_literals(y.b[i], y.e[i], &some);
 		for (size_t k = 0; k < some.n; k++)
-			if (!lits.h[line_slot(&lits, line_hash(some.v[k], some.v[k] + strlen(some.v[k])))])
-				set_add(&lits, line_hash(some.v[k], some.v[k] + strlen(some.v[k])));
+			set_add(&lits, some.v[k]);
 		argv_release(&some);
 	}
 	/* runs of lines only mine has; a line both have ends a run */
@@ -393,7 +384,7 @@ int stubs_own_literals(const char *mine, const char *other, struct argv *out)
 				 has_text(b, e, "__assert_fail") || has_text(b, e, "trap;");
 			line_literals(b, e, &some);
 			for (size_t k = 0; k < some.n; k++)
-				if (!lits.h[line_slot(&lits, line_hash(some.v[k], some.v[k] + strlen(some.v[k])))])
+				if (!set_has(&lits, some.v[k]))
 					argv_push(&run, some.v[k]);
 			argv_release(&some);
 			continue;
@@ -406,7 +397,7 @@ int stubs_own_literals(const char *mine, const char *other, struct argv *out)
 		traps = 0;
 	}
 	argv_release(&run);
-	set_release(&lits);
+	free(lits.h);
 	free(own);
 	code_lines_release(&x);
 	code_lines_release(&y);
@@ -434,31 +425,20 @@ static int search_image(const struct cuda_image *img, void *arg)
 		ls->found = -1;
 		return 1;
 	}
-	for (size_t k = 0; k < ls->literals->n && ls->found != 1; k++) {
-		size_t n = strlen(ls->literals->v[k]);
-		for (size_t i = 0; n && i + n <= len; i++)
-			if (code[i] == (unsigned char)ls->literals->v[k][0] && !memcmp(code + i, ls->literals->v[k], n)) {
-				ls->found = 1;
-				break;
-			}
-	}
+	for (size_t k = 0; k < ls->literals->n && ls->found != 1; k++)
+		if (memmem(code, len, ls->literals->v[k], strlen(ls->literals->v[k])))
+			ls->found = 1;
 	free(owned);
 	return ls->found == 1;
 }
 
-int stubs_object_has(const char *path, unsigned sm, char variant, const struct argv *literals)
+int stubs_object_has(const void *data, size_t size, unsigned sm, char variant, const struct argv *literals)
 {
-	struct elf_map m;
 	char *why = NULL;
-	if (elf_map_file(path, &m, &why)) {
-		free(why);
-		return -1;
-	}
 	struct literal_search ls = { sm, variant, literals, 0 };
-	if (elf_cuda_images(m.data, m.size, search_image, &ls, NULL, &why)) {
+	if (elf_cuda_images(data, size, search_image, &ls, NULL, &why)) {
 		free(why);
 		ls.found = -1;
 	}
-	elf_unmap(&m);
 	return ls.found;
 }

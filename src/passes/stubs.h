@@ -95,8 +95,8 @@ char *stubs_kernel_name(const char *mangled);
  * when some trapping run of such lines has no literal (nothing to find it by) or the texts
  * differ in more than 1,000 lines. */
 int stubs_own_literals(const char *mine, const char *other, struct argv *out);
-/* 1 when one of the literals is in an image of the object at `path` for sm_<sm><variant>
- * (decompressed), 0 when none is; -1 when it cannot be read. */
-int stubs_object_has(const char *path, unsigned sm, char variant, const struct argv *literals);
+/* 1 when one of the literals is in an image for sm_<sm><variant> (decompressed) of the object in
+ * memory (data, size: elf_map_file()), 0 when none is; -1 when it cannot be read. */
+int stubs_object_has(const void *data, size_t size, unsigned sm, char variant, const struct argv *literals);
 
 #endif
