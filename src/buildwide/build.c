@@ -1,4 +1,5 @@
 #include "buildwide/build.h"
+#include "base/hash.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -14,12 +15,7 @@
 
 void build_hash(const char *s, char out[17])
 {
-	unsigned long long h = 14695981039346656037ULL;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		h ^= *p;
-		h *= 1099511628211ULL;
-	}
-	snprintf(out, 17, "%016llx", h);
+	snprintf(out, 17, "%016llx", (unsigned long long)hash_str(HASH_INIT, s));
 }
 
 static int is_one_of(const char *s, const char *const *names)

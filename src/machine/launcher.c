@@ -1,4 +1,5 @@
 #include "machine/launcher.h"
+#include "base/hash.h"
 #include "model/rules.h"
 
 #include <stdint.h>
@@ -150,10 +151,6 @@ char *launcher_fingerprint_text(const struct config *c, const char *nvshim_exe, 
 char *launcher_fingerprint(const char *text)
 {
 	/* FNV-1a: a cache key only needs different inputs to give different values. */
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		h ^= *p;
-		h *= 0x100000001b3ULL;
-	}
+	uint64_t h = hash_str(HASH_INIT, text);
 	return xasprintf("nvshim-%s-%016llx", NVSHIM_VERSION, (unsigned long long)h);
 }

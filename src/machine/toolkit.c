@@ -10,6 +10,7 @@
 
 #include <libiberty.h>
 
+#include "base/hash.h"
 #include "base/cache.h"
 #include "base/diag.h"
 #include "base/fault.h"
@@ -114,14 +115,12 @@ static char *cache_path(const char *cache_dir, const char *key)
 {
 	/* FNV-1a of the path part of the key names the file, so a new build of the same nvcc
 	 * replaces its entry; the whole key inside the file is checked. */
-	unsigned long long h = 1469598103934665603ULL;
 	const char *end = strrchr(key, ' ');
 	end = end ? end : key + strlen(key);
 	const char *size = end;
 	while (size > key && size[-1] != ' ')
 		size--;
-	for (const char *p = key; p < size; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	unsigned long long h = hash_bytes(HASH_INIT, key, (size_t)(size - key));
 	return xasprintf("%s/toolkit/nvcc-%016llx.facts", cache_dir, h);
 }
 

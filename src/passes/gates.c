@@ -11,6 +11,7 @@
 
 #include <libiberty.h>
 
+#include "base/hash.h"
 #include "base/cache.h"
 #include "base/diag.h"
 #include "base/inifile.h"
@@ -274,10 +275,7 @@ static const char *nvcc_version(struct facts *f)
 
 static unsigned long long fnv(const char *s)
 {
-	unsigned long long h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return hash_str(HASH_INIT, s);
 }
 
 /* `PROGRAM --version` (xmalloc'ed), from <cache_dir>/hostcc/ when the file there was written for

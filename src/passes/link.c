@@ -9,6 +9,7 @@
 
 #include <libiberty.h>
 
+#include "base/hash.h"
 #include "base/diag.h"
 #include "machine/toolkit.h"
 #include "objects/elf.h"
@@ -258,10 +259,7 @@ struct symset {
 
 static uint64_t hash_name(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return hash_str(HASH_INIT, s);
 }
 
 static size_t slot_of(const struct symset *s, const char *name)

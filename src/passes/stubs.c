@@ -1,4 +1,5 @@
 #include "passes/stubs.h"
+#include "base/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -192,10 +193,7 @@ static int code_line(const char *b, const char *e)
 
 static unsigned long long line_hash(const char *b, const char *e)
 {
-	unsigned long long h = 1469598103934665603ull;
-	for (; b < e; b++)
-		h = (h ^ (unsigned char)*b) * 1099511628211ull;
-	return h | 1; /* 0 marks an empty slot */
+	return hash_bytes(HASH_INIT, b, (size_t)(e - b)) | 1; /* 0 marks an empty slot */
 }
 
 /* A set of strings by hash: open addressing, the table a power of two, 0 an empty slot. */

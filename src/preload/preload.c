@@ -15,6 +15,7 @@
 
 #include <libiberty.h>
 
+#include "base/hash.h"
 #include "machine/devices.h"
 #include "base/diag.h"
 
@@ -780,10 +781,8 @@ void preload_note(const char *text, const char *label)
 {
 	preload_config();
 	if (diag_verbosity() < VERBOSITY_VERBOSE) {
-		uint64_t h = 1469598103934665603ULL;
 		size_t skip = label && !strncmp(text, label, strlen(label)) ? strlen(label) : 0;
-		for (const char *p = text + skip; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		uint64_t h = hash_str(HASH_INIT, text + skip);
 		int seen = 0;
 		pthread_mutex_lock(&said_lock);
 		for (size_t i = 0; i < nsaid && !seen; i++)

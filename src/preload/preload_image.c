@@ -32,6 +32,7 @@
 #include <demangle.h>
 #include <libiberty.h>
 
+#include "base/hash.h"
 #include "base/diag.h"
 #include "objects/elf.h"
 #include "objects/images.h"
@@ -274,13 +275,7 @@ static void explain(struct preload_lib *L, const char *call, int code, struct lo
 		/* No record: once per call, file and kernel. */
 		static uint64_t seen[64];
 		static size_t nseen;
-		uint64_t h = 1469598103934665603ULL;
-		for (const char *p = call; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-		for (const char *p = path ? path : ""; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-		for (const char *p = kernel ? kernel : ""; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		uint64_t h = hash_str(hash_str(hash_str(HASH_INIT, call), path), kernel);
 		said = 0;
 		for (size_t i = 0; i < nseen && !said; i++)
 			said = seen[i] == h;

@@ -7,6 +7,7 @@
 
 #include "helpers.h"
 #include "buildwide/build.h"
+#include "base/hash.h"
 
 static enum build_kind classify(const char *comm, const char *args, const char **tool)
 {
@@ -106,4 +107,14 @@ Test(build, hash_is_fnv1a)
 	cr_assert_str_eq(h, "cbf29ce484222325");
 	build_hash("a", h);
 	cr_assert_str_eq(h, "af63dc4c8601ec8c");
+}
+
+Test(build, hash_pieces_are_one_string)
+{
+	/* base/hash: the published FNV-1a vectors, and a value built in pieces equals the whole. */
+	cr_assert_eq(hash_str(HASH_INIT, ""), 0xcbf29ce484222325ULL);
+	cr_assert_eq(hash_str(HASH_INIT, NULL), 0xcbf29ce484222325ULL);
+	cr_assert_eq(hash_str(HASH_INIT, "foobar"), 0x85944171f73967e8ULL);
+	cr_assert_eq(hash_str(hash_str(HASH_INIT, "foo"), "bar"), 0x85944171f73967e8ULL);
+	cr_assert_eq(hash_bytes(HASH_INIT, "foobarX", 6), 0x85944171f73967e8ULL);
 }
