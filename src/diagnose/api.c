@@ -26,6 +26,8 @@ static void entry_release(struct api_entry *e)
 	free(e->what);
 	free(e->use);
 	free(e->example);
+	free(e->compat);
+	free(e->nocompat);
 	argv_release(&e->also);
 }
 
@@ -44,6 +46,13 @@ static void entry_check(struct api_table *t, const char *origin, int lineno, str
 		return;
 	struct api_entry *e = &t->v[t->n - 1];
 	const char *missing = !e->version ? "version" : !e->use ? "use" : NULL;
+	if (e->compat && e->nocompat) {
+		argv_pushf(problems, "%s:%d: api %s: both compat and nocompat; compat left out", origin,
+			   lineno, e->name);
+		free(e->compat);
+		e->compat = NULL;
+		e->compat_rewrite = 0;
+	}
 	if (!missing)
 		return;
 	argv_pushf(problems, "%s:%d: api %s: no %s; entry left out", origin, lineno, e->name, missing);
@@ -99,13 +108,25 @@ static int on_key(void *user, const char *section, const char *key, const char *
 		return 1;
 	}
 	struct api_entry *e = &r->t->v[r->t->n - 1];
-	char **slot = !strcmp(key, "version")   ? &e->version
-		      : !strcmp(key, "what")    ? &e->what
-		      : !strcmp(key, "use")     ? &e->use
-		      : !strcmp(key, "example") ? &e->example
-						: NULL;
+	char **slot = !strcmp(key, "version")    ? &e->version
+		      : !strcmp(key, "what")     ? &e->what
+		      : !strcmp(key, "use")      ? &e->use
+		      : !strcmp(key, "example")  ? &e->example
+		      : !strcmp(key, "nocompat") ? &e->nocompat
+						 : NULL;
 	if (slot)
 		inifile_store(f, slot, value);
+	else if (!strcmp(key, "compat")) {
+		int rewrite = !strncmp(value, "rewrite", 7) && (value[7] == ' ' || value[7] == '\t');
+		const char *h = rewrite ? value + 7 + strspn(value + 7, " \t") : value;
+		if (api_compat_header_ok(h)) {
+			inifile_store(f, &e->compat, h);
+			e->compat_rewrite = rewrite;
+		} else {
+			argv_pushf(f->problems, "%s:%d: api %s: compat '%s' is not a header name FILE.h", f->origin,
+				   f->line, e->name, value);
+		}
+	}
 	else if (!strcmp(key, "change") && (!strcmp(value, "removed") || !strcmp(value, "changed"))) {
 		e->changed = !strcmp(value, "changed");
 	} else if (!strcmp(key, "also")) {
@@ -131,6 +152,18 @@ size_t api_parse(struct api_table *t, const char *text, const char *origin, stru
 	if (r.in_api)
 		entry_check(t, origin, r.start, problems);
 	return t->n;
+}
+
+int api_compat_header_ok(const char *h)
+{
+	size_t n = strlen(h);
+	if (n < 3 || n > 200 || strcmp(h + n - 2, ".h") || h[0] == '/' || h[0] == '.' || strstr(h, "..") ||
+	    strstr(h, "//"))
+		return 0;
+	for (const char *p = h; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_-./", *p))
+			return 0;
+	return 1;
 }
 
 const struct api_entry *api_find(const struct api_table *t, const char *name)

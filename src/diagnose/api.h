@@ -9,6 +9,9 @@
  *   use = TEXT            the replacement
  *   example = TEXT        a short example
  *   also = NAME ...       other spellings errors show for the same API (cuCtxCreate_v4)
+ *   compat = FILE.h       the compatibility layer restores it with include/nvshim/compat/FILE.h
+ *   compat = rewrite FILE.h   the same, STRUCT::FIELD reads rewritten in a private copy
+ *   nocompat = TEXT       why nothing faithful can restore it
  * NAME is a function, type, enum value or macro, or STRUCT::FIELD (cudaDeviceProp::clockRate).
  *
  * After a compile that failed, api_read_errors() reads the errors it printed: nvcc's front end
@@ -52,6 +55,9 @@ struct api_entry {
 	char *use;
 	char *example;
 	struct argv also;
+	char *compat;       /* "runtime.h": a header under include/nvshim/compat/; NULL: none */
+	int compat_rewrite; /* compat = rewrite FILE.h: field reads become nvshim_compat_FIELD() */
+	char *nocompat;     /* why nothing faithful restores it; NULL: not said */
 };
 
 struct api_table {
@@ -63,8 +69,14 @@ void api_table_init(struct api_table *t);
 void api_table_release(struct api_table *t);
 
 /* Parses a table. Problems ("ORIGIN:LINE: what") are appended to `problems`; an entry without
- * version or use is one of them and is left out. Returns the number of entries. */
+ * version or use is one of them and is left out. A compat header name that is not a relative
+ * path of letters, digits and _ - . / ending in .h (or holds "..") is a problem and left out;
+ * so is a compat in an entry that has nocompat. Returns the number of entries. */
 size_t api_parse(struct api_table *t, const char *text, const char *origin, struct argv *problems);
+
+/* 1 if `h` may be a compat header: a relative path of letters, digits, _ - . / ending in .h,
+ * without "..", "//" or a leading '.' or '/'. */
+int api_compat_header_ok(const char *h);
 
 /* The entry for a name or one of its `also` spellings, or NULL. */
 const struct api_entry *api_find(const struct api_table *t, const char *name);

@@ -91,6 +91,45 @@ Test(api, table_problems_are_reported)
 	argv_release(&problems);
 }
 
+Test(api, compat_keys)
+{
+	struct api_table t;
+	struct argv problems = ARGV_INIT;
+	api_table_init(&t);
+	size_t n = api_parse(&t,
+			     "[api a]\nversion = 13.0\nuse = b()\ncompat = runtime.h\n"
+			     "[api s::f]\nversion = 13.0\nuse = g()\ncompat = rewrite sub/fields.h\n"
+			     "[api c]\nversion = 13.0\nuse = d()\nnocompat = the feature is gone\n"
+			     "[api e]\nversion = 13.0\nuse = f()\ncompat = ../etc/passwd.h\n"
+			     "[api h]\nversion = 13.0\nuse = i()\ncompat = x.h\nnocompat = no\n"
+			     "[api j]\nversion = 13.0\nuse = k()\ncompat = rewrite\n",
+			     "t.ini", &problems);
+	cr_assert_eq(n, 6);
+	cr_assert_str_eq(t.v[0].compat, "runtime.h");
+	cr_assert_not(t.v[0].compat_rewrite);
+	cr_assert_null(t.v[0].nocompat);
+	cr_assert_str_eq(t.v[1].compat, "sub/fields.h");
+	cr_assert(t.v[1].compat_rewrite);
+	cr_assert_null(t.v[2].compat);
+	cr_assert_str_eq(t.v[2].nocompat, "the feature is gone");
+	cr_assert_null(t.v[3].compat);
+	cr_assert_null(t.v[4].compat);
+	cr_assert_str_eq(t.v[4].nocompat, "no");
+	cr_assert_null(t.v[5].compat);
+	cr_assert_eq(problems.n, 3);
+	cr_assert_str_eq(problems.v[0], "t.ini:16: api e: compat '../etc/passwd.h' is not a header name FILE.h");
+	cr_assert_str_eq(problems.v[1], "t.ini:17: api h: both compat and nocompat; compat left out");
+	cr_assert_str_eq(problems.v[2], "t.ini:25: api j: compat 'rewrite' is not a header name FILE.h");
+	cr_assert(api_compat_header_ok("runtime.h"));
+	cr_assert(api_compat_header_ok("cccl/thrust-3.0.h"));
+	cr_assert_not(api_compat_header_ok("/abs.h"));
+	cr_assert_not(api_compat_header_ok(".hidden.h"));
+	cr_assert_not(api_compat_header_ok("a b.h"));
+	cr_assert_not(api_compat_header_ok("runtime.hpp"));
+	api_table_release(&t);
+	argv_release(&problems);
+}
+
 Test(api, callee_at_the_caret)
 {
 	char *s;
