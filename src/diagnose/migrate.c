@@ -98,6 +98,10 @@ static const struct recipe recipes[] = {
 	  "cudaMemAdvise(p, n, advice, dev) -> cudaMemAdvise(p, n, advice, nvshim_migrate_location(dev)) (cudaCpuDeviceId: the host), guarded by #if CUDART_VERSION >= 13000" },
 	{ "cudaMemPrefetchAsync", K_LOCATION, "0", G_CUDART, 4, 2,
 	  "cudaMemPrefetchAsync(p, n, dev, s) -> cudaMemPrefetchAsync(p, n, nvshim_migrate_location(dev), 0, s) (cudaCpuDeviceId: the host), guarded by #if CUDART_VERSION >= 13000" },
+	{ "cuMemAdvise", K_LOCATION, NULL, G_CUDA, 4, 3,
+	  "cuMemAdvise(p, n, advice, dev) -> cuMemAdvise(p, n, advice, nvshim_migrate_culocation(dev)) (CU_DEVICE_CPU: the host), guarded by #if CUDA_VERSION >= 13000" },
+	{ "cuMemPrefetchAsync", K_LOCATION, "0", G_CUDA, 4, 2,
+	  "cuMemPrefetchAsync(p, n, dev, s) -> cuMemPrefetchAsync(p, n, nvshim_migrate_culocation(dev), 0, s) (CU_DEVICE_CPU: the host), guarded by #if CUDA_VERSION >= 13000" },
 	CCCL("cub::Sum", "cuda::std::plus<>"),
 	CCCL("cub::Max", "cuda::maximum<>"),
 	CCCL("cub::Min", "cuda::minimum<>"),
@@ -162,6 +166,7 @@ struct tok {
 	char c;        /* 'i' identifier (a qualified name, "a::b", joined), 'n' number, else the punctuator's first char */
 	unsigned directive : 1; /* on a preprocessor line */
 	unsigned continued : 1; /* on a line continued from the one above (a macro's body) */
+	unsigned old_side : 1;  /* in the #else of a block migrate wrote: the old form, kept */
 };
 
 struct scan {
@@ -173,7 +178,42 @@ struct scan {
 	unsigned nlines;
 	size_t last_include_end; /* the end (after '\n') of the last #include before any code */
 	int saw_code;
+	/* The open #if blocks: bit 0 a block migrate wrote ("#if ... /\* nvshim migrate *\/"), bit 1
+	 * in its #else; old_side counts the blocks of both bits. */
+	unsigned char cond[64];
+	int depth, old_side;
 };
+
+/* A directive at s[k] (after the '#'): the #if stack kept. */
+static void directive_seen(struct scan *sc, size_t k)
+{
+	const char *s = sc->s;
+	size_t len = sc->len, e = k;
+	while (e < len && s[e] != '\n')
+		e++;
+	int word = 0;
+	if (len - k >= 2 && !strncmp(s + k, "if", 2))
+		word = 1;
+	else if ((len - k >= 4 && !strncmp(s + k, "else", 4)) || (len - k >= 4 && !strncmp(s + k, "elif", 4)))
+		word = 2;
+	else if (len - k >= 5 && !strncmp(s + k, "endif", 5))
+		word = 3;
+	if (word == 1) {
+		int mine = memmem(s + k, e - k, "/* nvshim migrate */", 20) != NULL;
+		if (sc->depth < (int)sizeof(sc->cond))
+			sc->cond[sc->depth] = (unsigned char)mine;
+		sc->depth++;
+	} else if (word == 2 && sc->depth > 0 && sc->depth <= (int)sizeof(sc->cond)) {
+		unsigned char *c = &sc->cond[sc->depth - 1];
+		if (*c == 1)
+			sc->old_side++;
+		*c |= 2;
+	} else if (word == 3 && sc->depth > 0) {
+		if (sc->depth <= (int)sizeof(sc->cond) && sc->cond[sc->depth - 1] == 3)
+			sc->old_side--;
+		sc->depth--;
+	}
+}
 
 static int ident_start(int c) { return isalpha(c) || c == '_'; }
 static int ident_char(int c) { return isalnum(c) || c == '_'; }
@@ -184,7 +224,7 @@ static void push(struct scan *sc, size_t b, size_t e, unsigned line, char c, int
 		sc->alloc = sc->alloc ? sc->alloc * 2 : 256;
 		sc->v = XRESIZEVEC(struct tok, sc->v, sc->alloc);
 	}
-	sc->v[sc->n++] = (struct tok){ b, e, line, c, (unsigned)dir, (unsigned)cont };
+	sc->v[sc->n++] = (struct tok){ b, e, line, c, (unsigned)dir, (unsigned)cont, sc->old_side > 0 };
 }
 
 static unsigned line_of(const struct scan *sc, size_t off)
@@ -264,6 +304,7 @@ static void scan_text(struct scan *sc, const char *s, size_t len)
 				k++;
 			if (len - k >= 7 && !strncmp(s + k, "include", 7))
 				include = 1;
+			directive_seen(sc, k);
 			i++;
 			continue;
 		}
@@ -607,6 +648,30 @@ static void do_field(struct mig *m, size_t i, const struct recipe *r, const char
 	free(objs);
 }
 
+/* 1 if the argument (tokens [b, e)) is a memory location already: a brace list, a name declared
+ * with `type` in the file, or one whose text says Location/location. */
+static int is_location(const struct scan *sc, size_t b, size_t e, const char *type)
+{
+	if (b >= e)
+		return 0;
+	if (sc->v[b].c == '{')
+		return 1;
+	for (size_t k = b; k < e; k++)
+		if (sc->v[k].c == 'i' && (memmem(sc->s + sc->v[k].b, sc->v[k].e - sc->v[k].b, "ocation", 7) ||
+					  memmem(sc->s + sc->v[k].b, sc->v[k].e - sc->v[k].b, "loc", 3)))
+			return 1;
+	if (e - b != 1 || sc->v[b].c != 'i')
+		return 0;
+	size_t tl = strlen(type), nl = sc->v[b].e - sc->v[b].b;
+	for (size_t k = 0; k + 1 < sc->n; k++) {
+		const struct tok *t = &sc->v[k], *u = &sc->v[k + 1];
+		if (t->c == 'i' && t->e - t->b == tl && !memcmp(sc->s + t->b, type, tl) && u->c == 'i' &&
+		    u->e - u->b == nl && !memcmp(sc->s + u->b, sc->s + sc->v[b].b, nl))
+			return 1;
+	}
+	return 0;
+}
+
 static void do_args(struct mig *m, size_t i, const struct recipe *r, const char *name)
 {
 	const struct scan *sc = &m->sc;
@@ -644,14 +709,22 @@ static void do_args(struct mig *m, size_t i, const struct recipe *r, const char 
 	} else { /* K_LOCATION */
 		size_t db = sc->v[args[r->pos][0]].b, de = sc->v[args[r->pos][1] - 1].e;
 		char *dev = text_of(sc, db, de);
+		const char *type = r->guard == G_CUDA ? "CUmemLocation" : "cudaMemLocation";
+		if (is_location(sc, args[r->pos][0], args[r->pos][1], type)) {
+			free(dev);
+			return; /* the new form already */
+		}
 		int stream_follows = r->to && n == 4;
-		add_edit(m, db, de, xasprintf("nvshim_migrate_location(%s)%s", dev, r->to && n == 3 ? ", 0" : ""), r->guard);
+		add_edit(m, db, de,
+			 xasprintf("nvshim_migrate_%slocation(%s)%s", r->guard == G_CUDA ? "cu" : "", dev,
+				   r->to && n == 3 ? ", 0" : ""),
+			 r->guard);
 		if (stream_follows) {
 			size_t at = sc->v[args[3][0]].b;
 			add_edit(m, at, at, xstrdup("0, "), r->guard);
 		}
 		free(dev);
-		m->need_loc = 1;
+		m->need_loc |= r->guard == G_CUDA ? 2 : 1;
 	}
 	fixed(m, t, name);
 }
@@ -909,6 +982,19 @@ static const char loc_helper[] =
 	"}\n"
 	"#endif\n";
 
+static const char culoc_helper[] =
+	"#if CUDA_VERSION >= 13000\n"
+	"/* nvshim migrate: cuMemAdvise and cuMemPrefetchAsync take a CUmemLocation from CUDA 13.0: a\n"
+	" * device as CUDA 12 read it (CU_DEVICE_CPU: the host). */\n"
+	"static inline CUmemLocation nvshim_migrate_culocation(CUdevice device)\n"
+	"{\n"
+	"\tCUmemLocation loc;\n"
+	"\tloc.type = device == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;\n"
+	"\tloc.id = device == CU_DEVICE_CPU ? 0 : (int)device;\n"
+	"\treturn loc;\n"
+	"}\n"
+	"#endif\n";
+
 void migrate_text(const char *text, size_t len, struct migrate_result *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -919,14 +1005,15 @@ void migrate_text(const char *text, size_t len, struct migrate_result *out)
 	m.out = out;
 	scan_text(&m.sc, text, len);
 	const struct scan *sc = &m.sc;
-	int has_attr = 0, has_loc = 0;
+	int has_attr = 0, has_loc = 0, has_culoc = 0;
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct tok *t = &sc->v[i];
-		if (t->c != 'i')
+		if (t->c != 'i' || t->old_side)
 			continue;
 		char *name = tok_name(sc, t);
 		has_attr |= !strcmp(name, "nvshim_migrate_attr");
 		has_loc |= !strcmp(name, "nvshim_migrate_location");
+		has_culoc |= !strcmp(name, "nvshim_migrate_culocation");
 		/* x.clockRate: the token is the field alone. */
 		const struct recipe *r = NULL;
 		if (i > 0 && (sc->v[i - 1].c == '.' || sc->v[i - 1].c == 'A')) {
@@ -969,7 +1056,7 @@ void migrate_text(const char *text, size_t len, struct migrate_result *out)
 	size_t pos = 0; /* bytes copied */
 	/* The helpers, after the leading #includes (or at the top). */
 	size_t helper_at = sc->last_include_end;
-	if ((m.need_attr && !has_attr) || (m.need_loc && !has_loc)) {
+	if ((m.need_attr && !has_attr) || ((m.need_loc & 1) && !has_loc) || ((m.need_loc & 2) && !has_culoc)) {
 		if (m.v[0].b < helper_at)
 			helper_at = sc->line_start[line_of(sc, m.v[0].b) - 1];
 		sb_add(&b, text, helper_at);
@@ -978,8 +1065,10 @@ void migrate_text(const char *text, size_t len, struct migrate_result *out)
 			sb_str(&b, "\n");
 		if (m.need_attr && !has_attr)
 			sb_str(&b, attr_helper);
-		if (m.need_loc && !has_loc)
+		if ((m.need_loc & 1) && !has_loc)
 			sb_str(&b, loc_helper);
+		if ((m.need_loc & 2) && !has_culoc)
+			sb_str(&b, culoc_helper);
 	}
 	for (size_t k = 0; k < m.n;) {
 		unsigned l0 = line_of(sc, m.v[k].b), l1 = line_of(sc, m.v[k].e ? m.v[k].e - (m.v[k].e > m.v[k].b) : 0);
