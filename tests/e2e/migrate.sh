@@ -22,6 +22,15 @@ C12=$DIR/cu12-cccl/nvidia/cuda_cccl/include
 CPP=-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP
 EXPECT='21.000 10 13 13 19 14 thrust::unary_function'
 
+# The 12.9 headers are the ones in effect: CUDART_VERSION 12090, CCCL 2, and the 13.0-only form
+# (the api suite's hand-fixed new_runtime.cu) fails with them.
+if [ -d "$R12" ] && [ -d "$C12" ]; then
+	printf '#include <cuda/std/version>\n#include <cuda_runtime_api.h>\nstatic_assert(CCCL_MAJOR_VERSION == 2, "");\nstatic_assert(CUDART_VERSION == 12090, "");\n' >v12.cu
+	check "12.9's headers in effect: CUDART_VERSION 12090, CCCL_MAJOR_VERSION 2" "$NVCC" -I"$R12" -I"$C12" -c v12.cu -o /dev/null
+	"$NVCC" -I"$R12" -I"$C12" -c new_runtime.cu -o /dev/null 2>/dev/null
+	check "12.9's headers in effect: the 13.0-only form fails with them" test $? -ne 0
+fi
+
 # A clean file: nothing printed, status 0.
 "$NVSHIM" migrate new_runtime.cu >clean.out 2>clean.err
 check "a clean file: no output, status 0" test $? = 0 -a ! -s clean.out -a ! -s clean.err
