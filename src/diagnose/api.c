@@ -778,6 +778,40 @@ int api_host_wanted(const struct hostcc *hc)
 	return 0;
 }
 
+void api_context_load(const struct api_context *ctx, struct api_table *t, char **version)
+{
+	char *origin = NULL;
+	char *table = api_table_text(ctx->cfg->api_file, ctx->exe_dir, &origin);
+	struct argv problems = ARGV_INIT;
+	*version = NULL;
+	if (table)
+		api_parse(t, table, origin, &problems);
+	for (size_t i = 0; i < problems.n; i++)
+		warning("%s", problems.v[i]);
+	argv_release(&problems);
+	free(table);
+	free(origin);
+	char *found = NULL;
+	const char *nvcc = ctx->nvcc;
+	if (!nvcc && ctx->find_nvcc && t->n)
+		nvcc = found = ctx->find_nvcc(ctx->find_arg);
+	if (nvcc) {
+		/* Quietly: the facts are cached, and a toolkit that cannot tell means every entry. */
+		struct toolkit tk;
+		toolkit_init(&tk);
+		FILE *null = fopen("/dev/null", "w");
+		if (null)
+			diag_set_stream(null);
+		if (!toolkit_load(&tk, nvcc, ctx->cfg->cache_dir) && tk.version)
+			*version = xstrdup(tk.version);
+		diag_set_stream(NULL);
+		if (null)
+			fclose(null);
+		toolkit_release(&tk);
+	}
+	free(found);
+}
+
 size_t api_explain(const struct api_context *ctx, const char *text, struct argv *notes)
 {
 	if (!ctx->cfg->explain_api || !text)
@@ -791,45 +825,19 @@ size_t api_explain(const struct api_context *ctx, const char *text, struct argv 
 	api_errors_release(&errs);
 	if (!any)
 		return 0;
-	char *origin = NULL;
-	char *table = api_table_text(ctx->cfg->api_file, ctx->exe_dir, &origin);
 	struct api_table t;
-	struct argv problems = ARGV_INIT, notes_found = ARGV_INIT;
+	struct argv notes_found = ARGV_INIT;
+	char *version = NULL;
 	api_table_init(&t);
-	if (table)
-		api_parse(&t, table, origin, &problems);
-	for (size_t i = 0; i < problems.n; i++)
-		warning("%s", problems.v[i]);
-	struct toolkit tk;
-	toolkit_init(&tk);
-	const char *version = NULL;
-	char *found = NULL;
-	const char *nvcc = ctx->nvcc;
-	if (!nvcc && ctx->find_nvcc && t.n)
-		nvcc = found = ctx->find_nvcc(ctx->find_arg);
-	if (nvcc) {
-		/* Quietly: the facts are cached, and a toolkit that cannot tell means every entry. */
-		FILE *null = fopen("/dev/null", "w");
-		if (null)
-			diag_set_stream(null);
-		if (!toolkit_load(&tk, nvcc, ctx->cfg->cache_dir))
-			version = tk.version;
-		diag_set_stream(NULL);
-		if (null)
-			fclose(null);
-	}
+	api_context_load(ctx, &t, &version);
 	size_t n = api_notes(&t, text, version, &notes_found);
 	for (size_t i = 0; i < notes_found.n; i++) {
 		diag_note(VERBOSITY_NORMAL, "%s", notes_found.v[i]);
 		if (notes)
 			argv_push(notes, notes_found.v[i]);
 	}
-	toolkit_release(&tk);
-	free(found);
+	free(version);
 	argv_release(&notes_found);
-	argv_release(&problems);
 	api_table_release(&t);
-	free(table);
-	free(origin);
 	return n;
 }

@@ -130,6 +130,10 @@ struct api_context {
 	void *find_arg;
 };
 
+/* The table (problems said as warnings) and the toolkit's version (*version xmalloc'ed, NULL when
+ * not known: every entry applies). */
+void api_context_load(const struct api_context *ctx, struct api_table *t, char **version);
+
 /* After a failed compile whose stderr was `text`: the notes (said with diag_note and appended to
  * notes when it is not NULL). Reads the table only when an error names something. Never fails.
  * Returns how many notes it gave. */

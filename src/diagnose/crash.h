@@ -61,6 +61,7 @@ struct crash_context {
 	const struct argv *args_in;   /* the arguments nvshim was given, without argv[0] */
 	const struct invocation *inv; /* the same, parsed */
 	const char *exe_dir;          /* where nvshim runs from (the installed API table) */
+	const char *(*env)(const char *name); /* the environment (the build a note is said once in) */
 };
 
 /* 1 if nvcc's stderr should be held for this invocation: it compiles or links (not -E, -M,
