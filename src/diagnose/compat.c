@@ -531,6 +531,13 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			for (size_t k = 1; k < plan->argv.n && !named; k++)
 				if (!strcmp(plan->argv.v[k], d.files.v[i]))
 					named = d.files.v[i];
+		static const char *const ext[] = { ".cu", ".c", ".cpp", ".cc", ".cxx", ".C" };
+		for (size_t k = 1; k < plan->argv.n && !named; k++) {
+			const char *dot = strrchr(plan->argv.v[k], '.');
+			for (size_t e = 0; dot && e < sizeof(ext) / sizeof(ext[0]) && !named; e++)
+				if (!strcmp(dot, ext[e]) && is_file(plan->argv.v[k]))
+					named = plan->argv.v[k];
+		}
 		char *src = xstrdup(named ? named : "FILE");
 		char *how = copy ? xasprintf("; %lu field read%s rewritten in a private copy of %s (the file "
 					     "itself is untouched)", (unsigned long)rewritten, rewritten == 1 ? "" : "s", source)
