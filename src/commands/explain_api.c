@@ -70,9 +70,8 @@ int cmd_explain_api(int n, char **args)
 			free(d);
 			/* What the compatibility layer does with it, and what `nvshim migrate` writes. */
 			if (e->compat)
-				printf("  compat:  %s include/nvshim/compat/%s, in the retry of a compile that failed on it\n",
-				       e->compat_rewrite ? "field reads rewritten in a private copy, and" : "restored by",
-				       e->compat);
+				printf("  compat:  include/nvshim/compat/%s%s, in the retry of a compile that failed on it\n",
+				       e->compat, e->compat_rewrite ? ", the field read rewritten in a private copy of the source" : "");
 			else if (e->nocompat)
 				printf("  compat:  none: %s\n", e->nocompat);
 			const char *form = migrate_form(e->name);
