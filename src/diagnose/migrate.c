@@ -176,7 +176,11 @@ struct scan {
 	size_t n, alloc;
 	size_t *line_start; /* byte offset of each line's start, [0] for line 1 */
 	unsigned nlines;
-	size_t last_include_end; /* the end (after '\n') of the last #include before any code */
+	/* Where the helpers go: the end (after '\n') of the last #include before any code, or of a
+	 * directive after it that leaves as many #if blocks open as that #include had (an #endif
+	 * around it, a #define after it); include_depth: the #if blocks open at that #include. */
+	size_t last_include_end;
+	int include_depth, seen_include;
 	int saw_code;
 	/* The open #if blocks: bit 0 a block migrate wrote ("#if ... /\* nvshim migrate *\/"), bit 1
 	 * in its #else; old_side counts the blocks of both bits. */
@@ -267,8 +271,16 @@ static void scan_text(struct scan *sc, const char *s, size_t len)
 				k--;
 			int cont = k > 0 && s[k - 1] == '\\';
 			if (!cont) {
-				if (include && !sc->saw_code)
+				if (directive && !sc->saw_code &&
+				    (include || (sc->seen_include && sc->depth <= sc->include_depth))) {
 					sc->last_include_end = i + 1;
+					if (include) {
+						sc->include_depth = sc->depth;
+						sc->seen_include = 1;
+					} else if (sc->depth < sc->include_depth) {
+						sc->include_depth = sc->depth;
+					}
+				}
 				directive = include = 0;
 			}
 			at_line_start = 1;

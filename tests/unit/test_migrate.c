@@ -63,6 +63,15 @@ Test(migrate, field_reads_the_device_of_its_struct)
 	migrate_result_release(&r);
 }
 
+Test(migrate, helpers_go_after_the_includes_and_their_blocks)
+{
+	struct migrate_result r;
+	mig("#ifndef H\n#define H\n#ifdef USE_CUDA\n#include <cuda_runtime.h>\n#endif\n#if FOO\nint foo;\n#endif\n"
+	    "void f(int d) { cudaDeviceProp p; cudaGetDeviceProperties(&p, d); int k = p.clockRate; }\n#endif\n", &r);
+	cr_assert(strstr(r.text, "#include <cuda_runtime.h>\n#endif\n/* nvshim migrate: cudaDeviceProp"), "%s", r.text);
+	migrate_result_release(&r);
+}
+
 Test(migrate, field_of_a_copy_or_a_pointer)
 {
 	struct migrate_result r;
