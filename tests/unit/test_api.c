@@ -339,6 +339,18 @@ Test(api, cccl_messages)
 	for (size_t i = 0; i < 9; i++)
 		cr_assert_str_eq(e.v[i].name ? e.v[i].name : "(null)", want[i], "error %zu", i);
 	api_errors_release(&e);
+	/* What follows on the same line is about the same name; on another line it is not. */
+	const char *cascade = "u.cu(2): error: namespace \"thrust\" has no member class \"unary_function\"\n"
+			      "u.cu(2): error: class or struct definition is missing\n"
+			      "u.cu(3): error: class or struct definition is missing\n"
+			      "u.cu(4): error: namespace \"cub\" has no member \"Sum\"\n"
+			      "u.cu(4): error: type name is not allowed\n";
+	api_read_errors(cascade, NULL, &e);
+	cr_assert_eq(e.n, 5);
+	cr_assert_str_eq(e.v[1].name, "thrust::unary_function");
+	cr_assert_null(e.v[2].name);
+	cr_assert_str_eq(e.v[4].name, "cub::Sum");
+	api_errors_release(&e);
 	/* Each is an entry, with its note. */
 	struct argv notes = ARGV_INIT;
 	cr_assert_eq(api_notes(&table, text, "13.0.88", &notes), 9);
