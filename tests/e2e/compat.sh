@@ -58,6 +58,16 @@ CU
 check "where.cu: __FILE__ and __LINE__ are the user's" eval 'test "$s" = 0 && test "$(./where)" = "where.cu:5"'
 check "... the retry's warning names where.cu:3" grep -q '^where.cu:3:2: warning: #warning "an old file"' err
 check "... the dependency file names where.cu, not the copy" eval 'grep -q "where.cu" where.d && ! grep -q nvshim-compat where.d'
+# "local.h" next to the source is the one found, before an -I directory's of the same name.
+mkdir -p sub other
+printf '#define LOCAL_VALUE 7\n' >sub/local.h
+printf '#error the wrong local.h\n' >other/local.h
+printf '#include <cstdio>\n#include <cuda_runtime.h>\n#include "local.h"\nint main() { cudaDeviceProp p = {}; std::printf("%%d %%d\\n", LOCAL_VALUE, p.clockRate); return 0; }\n' >sub/inc.cu
+"$NVSHIM" sub/inc.cu -Iother -o inc 2>err; s=$?
+check "a source in another directory: its own \"local.h\" is found (nvcc)" eval 'test "$s" = 0 && test "$(./inc)" = "7 0"'
+cp sub/inc.cu sub/inc.cpp
+"$NVSHIM" g++ -I"$INC" -c sub/inc.cpp -Iother -o inc.o 2>err; s=$?
+check "a source in another directory: its own \"local.h\" is found (CC mode)" test "$s" = 0 -a -s inc.o
 # changed signatures: cudaMemAdvise/cudaMemPrefetchAsync with an int device, old graph calls
 "$NVCC" -c memadvise.cu -o plain.o 2>/dev/null; s1=$?
 "$NVSHIM" memadvise.cu -o memadvise 2>err; s2=$?
