@@ -316,6 +316,15 @@ char *compat_include_dir(const char *exe_dir)
 	return NULL;
 }
 
+/* 1 if two paths name one existing file (the same string, or the same device and inode). */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (!strcmp(a, b))
+		return 1;
+	return !stat(a, &sa) && !stat(b, &sb) && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* The argument naming the dependency file a compile writes, or NULL: -MF FILE, -MFFILE,
  * --dependency-output FILE; with -MD or -MMD and no -MF, the object's name with .d. */
 static char *deps_file(const struct argv *a)
@@ -449,7 +458,7 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 	if (d.retry && !inc)
 		warning("the compatibility layer's headers (nvshim/compat/) are not installed beside nvshim: "
 			"no retry");
-	int restored = 0;
+	int restored = 0, retried = 0;
 	struct argv argv = ARGV_INIT;
 	char *dir = NULL, *copy = NULL, *source = NULL;
 	size_t rewritten = 0;
@@ -461,10 +470,15 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			source = xstrdup(d.sites[0].file);
 			for (size_t i = 1; i < d.nsites; i++)
 				ok &= !strcmp(d.sites[i].file, source);
+			/* the argument that names it (a launcher may print it absolute) */
 			size_t pos = 0;
-			for (size_t i = 1; i < argv.n && ok; i++)
-				if (!strcmp(argv.v[i], source))
+			for (size_t i = 1; i < argv.n && ok && !pos; i++)
+				if (same_file(argv.v[i], source))
 					pos = i;
+			if (pos) {
+				free(source);
+				source = xstrdup(argv.v[pos]);
+			}
 			char *text = ok && pos ? cache_read(source) : NULL;
 			char *copied = text ? compat_rewrite(text, source, d.sites, d.nsites, &rewritten) : NULL;
 			const char *tmp = getenv("TMPDIR");
@@ -498,6 +512,9 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			} else {
 				ok = 0;
 			}
+			if (!ok)
+				diag_note(VERBOSITY_VERBOSE, "compat: no private copy of %s (its reads not found on the "
+					  "lines reported, or it is not an argument of this compile): no retry", source);
 			free(copied);
 			free(text);
 		}
@@ -511,6 +528,7 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			char *line = argv_to_shell(&argv);
 			diag_note(VERBOSITY_VERBOSE, "compiling again with the compatibility layer: %s", line);
 			free(line);
+			retried = 1;
 			if (!runner_run_held(plan->tool, &argv, &again, &held2) && again.status == 0) {
 				char *deps = deps_file(&argv);
 				if (deps && copy)
@@ -554,7 +572,7 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 		free(hdr);
 		free(src);
 		free(how);
-	} else if (inc && d.retry) {
+	} else if (retried) {
 		plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer restores, "
 			  "and failed again with it: the first compile's errors stand");
 	}
