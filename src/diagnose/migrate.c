@@ -529,6 +529,15 @@ struct edit {
 	size_t use; /* which use (index in fixed) it belongs to */
 };
 
+/* What find_device gave for an object, for the reads of a file, in order: what was found for an object is kept, and the next
+ * read of it looks only at the tokens since the last one (a file with many reads stays linear). */
+struct device_memo {
+	char *objs;
+	int arrow;
+	size_t upto; /* the tokens before it were looked at */
+	char *dev;   /* what they gave, NULL: nothing */
+};
+
 struct mig {
 	struct scan sc;
 	struct edit *v;
@@ -537,6 +546,7 @@ struct mig {
 	int need_attr, need_loc;
 	size_t uses;
 	struct argv includes; /* headers the rewrites need, added with the helpers */
+	struct device_memo memo[16];
 };
 
 static void add_edit(struct mig *m, size_t b, size_t e, char *text, enum guard g)
@@ -618,10 +628,51 @@ static size_t object_start(const struct scan *sc, size_t dot)
 /* The device a cudaDeviceProp was filled for: the second argument of the nearest
  * cudaGetDeviceProperties(&OBJ, DEV) (OBJ a pointer: (OBJ, DEV)) before token `before`; else, OBJ
  * a plain name, the struct it was copied from (`cudaDeviceProp OBJ = SRC;`, `OBJ = SRC;`) or,
- * for a pointer, the one it points at (`OBJ = &SRC;`), a few steps deep. NULL: not known. */
+ * for a pointer, the one it points at (`OBJ = &SRC;`), a few steps deep. NULL: not known.
+ * Only the 100,000 tokens before the read are looked at. */
+static char *find_device_from(const struct scan *sc, size_t before, size_t stop, const char *objs, int arrow, int depth);
+
 static char *find_device(const struct scan *sc, size_t before, const char *objs, int arrow, int depth)
 {
-	for (size_t k = before; k-- > 0;) {
+	/* No further back than 100,000 tokens (some 10,000 lines). */
+	return find_device_from(sc, before, before > 100000 ? before - 100000 : 0, objs, arrow, depth);
+}
+
+/* find_device_memo(): the same for the reads of a file, in order. */
+
+static char *find_device_memo(const struct scan *sc, struct device_memo *memo, size_t nmemo, size_t before,
+			      const char *objs, int arrow)
+{
+	struct device_memo *slot = NULL;
+	for (size_t k = 0; k < nmemo && !slot; k++)
+		if (memo[k].objs && memo[k].arrow == arrow && !strcmp(memo[k].objs, objs) && memo[k].upto <= before)
+			slot = &memo[k];
+	char *dev;
+	if (slot) {
+		dev = find_device_from(sc, before, slot->upto, objs, arrow, 0);
+		if (!dev && slot->dev)
+			dev = xstrdup(slot->dev);
+	} else {
+		dev = find_device(sc, before, objs, arrow, 0);
+		/* A free slot, else the first one. */
+		for (size_t k = 0; k < nmemo && !slot; k++)
+			if (!memo[k].objs)
+				slot = &memo[k];
+		if (!slot)
+			slot = &memo[0];
+		free(slot->objs);
+		slot->objs = xstrdup(objs);
+		slot->arrow = arrow;
+	}
+	free(slot->dev);
+	slot->dev = dev ? xstrdup(dev) : NULL;
+	slot->upto = before;
+	return dev;
+}
+
+static char *find_device_from(const struct scan *sc, size_t before, size_t stop, const char *objs, int arrow, int depth)
+{
+	for (size_t k = before; k-- > stop;) {
 		if (sc->v[k].c != 'i')
 			continue;
 		if (k + 1 < sc->n && sc->v[k + 1].c == '(') {
@@ -695,7 +746,7 @@ static void do_field(struct mig *m, size_t i, const struct recipe *r, const char
 	char *obj = toks_text(sc, ob, dot);
 	char *objs = squeeze(obj);
 	int arrow = sc->v[dot].c == 'A';
-	char *dev = find_device(sc, ob, objs, arrow, 0);
+	char *dev = find_device_memo(sc, m->memo, sizeof(m->memo) / sizeof(m->memo[0]), ob, objs, arrow);
 	if (!dev) {
 		char *why = xasprintf("not migrated: no cudaGetDeviceProperties(%s%s, device) before it names the device", arrow ? "" : "&", obj);
 		skipped(m, t, name, why);
@@ -1094,6 +1145,14 @@ static void apply_lines(struct sbuf *out, const struct mig *m, size_t from, size
 		sb_add(out, m->sc.s + pos, to - pos);
 }
 
+static void memo_release(struct mig *m)
+{
+	for (size_t k = 0; k < sizeof(m->memo) / sizeof(m->memo[0]); k++) {
+		free(m->memo[k].objs);
+		free(m->memo[k].dev);
+	}
+}
+
 static const char attr_helper[] =
 	"/* nvshim migrate: cudaDeviceProp's clockRate, memoryClockRate, computeMode, deviceOverlap,\n"
 	" * kernelExecTimeoutEnabled and singleToDoublePrecisionPerfRatio are gone from CUDA 13.0: the\n"
@@ -1232,6 +1291,7 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 		free(m.sc.v);
 		free(m.sc.line_start);
 		argv_release(&m.includes);
+		memo_release(&m);
 		return;
 	}
 	qsort(m.v, m.n, sizeof(m.v[0]), edit_cmp);
@@ -1331,6 +1391,7 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 	free(m.sc.v);
 	free(m.sc.line_start);
 	argv_release(&m.includes);
+	memo_release(&m);
 }
 
 /* ---- the diff ---- */
