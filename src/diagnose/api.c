@@ -26,6 +26,8 @@ static void entry_release(struct api_entry *e)
 	free(e->what);
 	free(e->use);
 	free(e->example);
+	free(e->compat);
+	free(e->nocompat);
 	argv_release(&e->also);
 }
 
@@ -44,6 +46,13 @@ static void entry_check(struct api_table *t, const char *origin, int lineno, str
 		return;
 	struct api_entry *e = &t->v[t->n - 1];
 	const char *missing = !e->version ? "version" : !e->use ? "use" : NULL;
+	if (e->compat && e->nocompat) {
+		argv_pushf(problems, "%s:%d: api %s: both compat and nocompat; compat left out", origin,
+			   lineno, e->name);
+		free(e->compat);
+		e->compat = NULL;
+		e->compat_rewrite = 0;
+	}
 	if (!missing)
 		return;
 	argv_pushf(problems, "%s:%d: api %s: no %s; entry left out", origin, lineno, e->name, missing);
@@ -99,13 +108,25 @@ static int on_key(void *user, const char *section, const char *key, const char *
 		return 1;
 	}
 	struct api_entry *e = &r->t->v[r->t->n - 1];
-	char **slot = !strcmp(key, "version")   ? &e->version
-		      : !strcmp(key, "what")    ? &e->what
-		      : !strcmp(key, "use")     ? &e->use
-		      : !strcmp(key, "example") ? &e->example
-						: NULL;
+	char **slot = !strcmp(key, "version")    ? &e->version
+		      : !strcmp(key, "what")     ? &e->what
+		      : !strcmp(key, "use")      ? &e->use
+		      : !strcmp(key, "example")  ? &e->example
+		      : !strcmp(key, "nocompat") ? &e->nocompat
+						 : NULL;
 	if (slot)
 		inifile_store(f, slot, value);
+	else if (!strcmp(key, "compat")) {
+		int rewrite = !strncmp(value, "rewrite", 7) && (value[7] == ' ' || value[7] == '\t');
+		const char *h = rewrite ? value + 7 + strspn(value + 7, " \t") : value;
+		if (api_compat_header_ok(h)) {
+			inifile_store(f, &e->compat, h);
+			e->compat_rewrite = rewrite;
+		} else {
+			argv_pushf(f->problems, "%s:%d: api %s: compat '%s' is not a header name FILE.h", f->origin,
+				   f->line, e->name, value);
+		}
+	}
 	else if (!strcmp(key, "change") && (!strcmp(value, "removed") || !strcmp(value, "changed"))) {
 		e->changed = !strcmp(value, "changed");
 	} else if (!strcmp(key, "also")) {
@@ -131,6 +152,18 @@ size_t api_parse(struct api_table *t, const char *text, const char *origin, stru
 	if (r.in_api)
 		entry_check(t, origin, r.start, problems);
 	return t->n;
+}
+
+int api_compat_header_ok(const char *h)
+{
+	size_t n = strlen(h);
+	if (n < 3 || n > 200 || strcmp(h + n - 2, ".h") || h[0] == '/' || h[0] == '.' || strstr(h, "..") ||
+	    strstr(h, "//"))
+		return 0;
+	for (const char *p = h; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_-./", *p))
+			return 0;
+	return 1;
 }
 
 const struct api_entry *api_find(const struct api_table *t, const char *name)
@@ -281,6 +314,15 @@ static char *type_name(char *s)
 	}
 	if (!strncmp(p, "::", 2))
 		p += 2;
+	/* CCCL's inline ABI namespaces: "thrust::THRUST_300001_SM_750_NS::cuda_cub" -> "thrust::cuda_cub" */
+	for (char *c = p; (c = strstr(c, "::")) != NULL;) {
+		char *w = c + 2, *e = w + strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+		if (e - w > 4 && !strncmp(e - 3, "_NS", 3) && (!*e || !strncmp(e, "::", 2)) &&
+		    (!strncmp(w, "THRUST_", 7) || !strncmp(w, "CUB_", 4) || !strncmp(w, "CCCL_", 5)))
+			memmove(c, e, strlen(e) + 1);
+		else
+			c = w;
+	}
 	size_t n = strlen(p);
 	while (n && (p[n - 1] == ' ' || p[n - 1] == '&' || p[n - 1] == '*'))
 		n--;
@@ -319,15 +361,17 @@ static char *function_in_signature(char *sig)
 
 static int has(const char *msg, const char *what) { return strstr(msg, what) != NULL; }
 
-/* What an error message is about. *by_call: the function called at the caret is, which the
- * message does not name. */
+/* What an error message is about. *by_call: 1, the function called at the caret is, which the
+ * message does not name; 2, the (qualified) name before the message's column is. */
 static char *message_name(const char *m, int *by_call)
 {
 	const char *rest = NULL;
 	char *a, *b;
 	*by_call = 0;
-	/* nvcc: class "X" has no member "Y", namespace "X" has no member "Y" */
-	if (has(m, " has no member \"") && (a = quoted_after(m, NULL, &rest))) {
+	/* nvcc: class "X" has no member "Y", namespace "X" has no member "Y" (or, for a template
+	 * used as a base, has no member class "Y") */
+	if ((has(m, " has no member \"") || has(m, " has no member class \"")) &&
+	    (a = quoted_after(m, NULL, &rest))) {
 		b = quoted_after(rest, "has no member", NULL);
 		if (b)
 			return member(a, b);
@@ -349,6 +393,30 @@ static char *message_name(const char *m, int *by_call)
 		if (a)
 			return member(a, b);
 		free(b);
+		return NULL;
+	}
+	/* gcc (also as nvcc's preprocessor): "thrust/optional.h: No such file or directory", clang:
+	 * "'thrust/optional.h' file not found": a header that is gone */
+	if (has(m, ": No such file or directory")) {
+		size_t n = (size_t)(strstr(m, ": No such file or directory") - m);
+		if (n && !memchr(m, ' ', n))
+			return xstrndup(m, n);
+	}
+	if (m[0] == '\'' && has(m, "' file not found"))
+		return quoted_after(m, NULL, NULL);
+	/* clang: no template named 'Y' in namespace 'X' */
+	if (!strncmp(m, "no template named '", 19) && has(m, "' in namespace '") &&
+	    (b = quoted_after(m, NULL, &rest))) {
+		a = quoted_after(rest, NULL, NULL);
+		if (a)
+			return member(a, b);
+		free(b);
+		return NULL;
+	}
+	/* gcc: expected template-name before '<' token (a removed template used as a base): the
+	 * name before the column */
+	if (!strncmp(m, "expected template-name before '<'", 33)) {
+		*by_call = 2;
 		return NULL;
 	}
 	/* Names that do not exist (any more). */
@@ -533,6 +601,20 @@ static char *first_table_call(const char *line, const struct api_table *t)
 	return NULL;
 }
 
+/* Messages that follow from the error before them on the same line: nvcc's and gcc's for a class
+ * whose base is not a type, a type that is not one, a template argument list after a name that
+ * is no template. */
+static int follows_on(const char *m)
+{
+	static const char *const msgs[] = { "class or struct definition is missing", "type name is not allowed",
+					    "expected an expression", "expected '{' before '<' token",
+					    "expected unqualified-id before '<' token" };
+	for (size_t k = 0; k < sizeof(msgs) / sizeof(msgs[0]); k++)
+		if (!strcmp(m, msgs[k]))
+			return 1;
+	return 0;
+}
+
 void api_read_errors(const char *text, const struct api_table *t, struct api_errors *out)
 {
 	size_t alloc = out->n;
@@ -550,7 +632,24 @@ void api_read_errors(const char *text, const struct api_table *t, struct api_err
 		plain = plain_quotes(msg);
 		int by_call = 0;
 		char *name = message_name(plain, &by_call);
-		if (by_call) {
+		if (by_call == 2) {
+			/* The (qualified) name that ends before the column, read from the file. */
+			char *fl = col ? file_line(file, line) : NULL;
+			if (fl && col - 1 <= strlen(fl)) {
+				size_t e = col - 1;
+				while (e > 0 && isspace((unsigned char)fl[e - 1]))
+					e--;
+				size_t b = e;
+				while (b > 0 && (ident_char(fl[b - 1]) || fl[b - 1] == ':'))
+					b--;
+				while (b < e && fl[b] == ':')
+					b++;
+				if (b < e && !isdigit((unsigned char)fl[b]))
+					name = xstrndup(fl + b, e - b);
+			}
+			free(fl);
+			by_call = 0;
+		} else if (by_call) {
 			/* The echoed line and the caret line under it. */
 			const char *n2;
 			char *src = *p ? line_at(p, &n2) : NULL;
@@ -576,6 +675,12 @@ void api_read_errors(const char *text, const struct api_table *t, struct api_err
 			alloc = alloc ? alloc * 2 : 16;
 			out->v = XRESIZEVEC(struct api_error, out->v, alloc);
 		}
+		/* An error that only follows from the one before it on the same line (a removed
+		 * template used as a base leaves "class or struct definition is missing") is about
+		 * the same name. */
+		if (!name && !by_call && out->n && out->v[out->n - 1].name && out->v[out->n - 1].line == line &&
+		    file && out->v[out->n - 1].file && !strcmp(out->v[out->n - 1].file, file) && follows_on(plain))
+			name = xstrdup(out->v[out->n - 1].name);
 		out->v[out->n++] = (struct api_error){ file, line, name, by_call };
 		free(plain);
 		free(l);
@@ -693,6 +798,40 @@ int api_host_wanted(const struct hostcc *hc)
 	return 0;
 }
 
+void api_context_load(const struct api_context *ctx, struct api_table *t, char **version)
+{
+	char *origin = NULL;
+	char *table = api_table_text(ctx->cfg->api_file, ctx->exe_dir, &origin);
+	struct argv problems = ARGV_INIT;
+	*version = NULL;
+	if (table)
+		api_parse(t, table, origin, &problems);
+	for (size_t i = 0; i < problems.n; i++)
+		warning("%s", problems.v[i]);
+	argv_release(&problems);
+	free(table);
+	free(origin);
+	char *found = NULL;
+	const char *nvcc = ctx->nvcc;
+	if (!nvcc && ctx->find_nvcc && t->n)
+		nvcc = found = ctx->find_nvcc(ctx->find_arg);
+	if (nvcc) {
+		/* Quietly: the facts are cached, and a toolkit that cannot tell means every entry. */
+		struct toolkit tk;
+		toolkit_init(&tk);
+		FILE *null = fopen("/dev/null", "w");
+		if (null)
+			diag_set_stream(null);
+		if (!toolkit_load(&tk, nvcc, ctx->cfg->cache_dir) && tk.version)
+			*version = xstrdup(tk.version);
+		diag_set_stream(NULL);
+		if (null)
+			fclose(null);
+		toolkit_release(&tk);
+	}
+	free(found);
+}
+
 size_t api_explain(const struct api_context *ctx, const char *text, struct argv *notes)
 {
 	if (!ctx->cfg->explain_api || !text)
@@ -706,45 +845,19 @@ size_t api_explain(const struct api_context *ctx, const char *text, struct argv 
 	api_errors_release(&errs);
 	if (!any)
 		return 0;
-	char *origin = NULL;
-	char *table = api_table_text(ctx->cfg->api_file, ctx->exe_dir, &origin);
 	struct api_table t;
-	struct argv problems = ARGV_INIT, notes_found = ARGV_INIT;
+	struct argv notes_found = ARGV_INIT;
+	char *version = NULL;
 	api_table_init(&t);
-	if (table)
-		api_parse(&t, table, origin, &problems);
-	for (size_t i = 0; i < problems.n; i++)
-		warning("%s", problems.v[i]);
-	struct toolkit tk;
-	toolkit_init(&tk);
-	const char *version = NULL;
-	char *found = NULL;
-	const char *nvcc = ctx->nvcc;
-	if (!nvcc && ctx->find_nvcc && t.n)
-		nvcc = found = ctx->find_nvcc(ctx->find_arg);
-	if (nvcc) {
-		/* Quietly: the facts are cached, and a toolkit that cannot tell means every entry. */
-		FILE *null = fopen("/dev/null", "w");
-		if (null)
-			diag_set_stream(null);
-		if (!toolkit_load(&tk, nvcc, ctx->cfg->cache_dir))
-			version = tk.version;
-		diag_set_stream(NULL);
-		if (null)
-			fclose(null);
-	}
+	api_context_load(ctx, &t, &version);
 	size_t n = api_notes(&t, text, version, &notes_found);
 	for (size_t i = 0; i < notes_found.n; i++) {
 		diag_note(VERBOSITY_NORMAL, "%s", notes_found.v[i]);
 		if (notes)
 			argv_push(notes, notes_found.v[i]);
 	}
-	toolkit_release(&tk);
-	free(found);
+	free(version);
 	argv_release(&notes_found);
-	argv_release(&problems);
 	api_table_release(&t);
-	free(table);
-	free(origin);
 	return n;
 }

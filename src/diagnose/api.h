@@ -9,6 +9,9 @@
  *   use = TEXT            the replacement
  *   example = TEXT        a short example
  *   also = NAME ...       other spellings errors show for the same API (cuCtxCreate_v4)
+ *   compat = FILE.h       the compatibility layer restores it with include/nvshim/compat/FILE.h
+ *   compat = rewrite FILE.h   the same, STRUCT::FIELD reads rewritten in a private copy
+ *   nocompat = TEXT       why nothing faithful can restore it
  * NAME is a function, type, enum value or macro, or STRUCT::FIELD (cudaDeviceProp::clockRate).
  *
  * After a compile that failed, api_read_errors() reads the errors it printed: nvcc's front end
@@ -26,6 +29,11 @@
  * caret line, or when the echoed line holds no call there (nvcc echoes a line with a macro in it
  * from the macro's expansion on), the source line is read from the file (the column from gcc's
  * message; nvcc gives none: then the first function of the table called on that line).
+ *
+ * An error that only follows from the one before it on the same line ("class or struct definition
+ * is missing" after `namespace "thrust" has no member class "unary_function"`, "type name is not
+ * allowed", "expected an expression", gcc's "expected '{' before '<' token") is about the same
+ * name.
  *
  * api_notes() turns the errors whose name is in the table, for an entry whose version is not
  * newer than the toolkit's, into one note each (the same API on the same line once):
@@ -52,6 +60,9 @@ struct api_entry {
 	char *use;
 	char *example;
 	struct argv also;
+	char *compat;       /* "runtime.h": a header under include/nvshim/compat/; NULL: none */
+	int compat_rewrite; /* compat = rewrite FILE.h: field reads become nvshim_compat_FIELD() */
+	char *nocompat;     /* why nothing faithful restores it; NULL: not said */
 };
 
 struct api_table {
@@ -63,8 +74,14 @@ void api_table_init(struct api_table *t);
 void api_table_release(struct api_table *t);
 
 /* Parses a table. Problems ("ORIGIN:LINE: what") are appended to `problems`; an entry without
- * version or use is one of them and is left out. Returns the number of entries. */
+ * version or use is one of them and is left out. A compat header name that is not a relative
+ * path of letters, digits and _ - . / ending in .h (or holds "..") is a problem and left out;
+ * so is a compat in an entry that has nocompat. Returns the number of entries. */
 size_t api_parse(struct api_table *t, const char *text, const char *origin, struct argv *problems);
+
+/* 1 if `h` may be a compat header: a relative path of letters, digits, _ - . / ending in .h,
+ * without "..", "//" or a leading '.' or '/'. */
+int api_compat_header_ok(const char *h);
 
 /* The entry for a name or one of its `also` spellings, or NULL. */
 const struct api_entry *api_find(const struct api_table *t, const char *name);
@@ -117,6 +134,10 @@ struct api_context {
 	char *(*find_nvcc)(void *arg);
 	void *find_arg;
 };
+
+/* The table (problems said as warnings) and the toolkit's version (*version xmalloc'ed, NULL when
+ * not known: every entry applies). */
+void api_context_load(const struct api_context *ctx, struct api_table *t, char **version);
 
 /* After a failed compile whose stderr was `text`: the notes (said with diag_note and appended to
  * notes when it is not NULL). Reads the table only when an error names something. Never fails.

@@ -20,6 +20,7 @@
 #include "base/cache.h"
 #include "base/diag.h"
 #include "diagnose/api.h"
+#include "diagnose/compat.h"
 #include "diagnose/diagnose.h"
 #include "objects/elf.h"
 #include "machine/steps.h"
@@ -37,7 +38,7 @@ int crash_wanted(const struct invocation *inv, const struct config *cfg)
 	if (inv->mode == MODE_PREPROCESS || inv->mode == MODE_DEPENDENCIES || inv->mode == MODE_RUN)
 		return 0;
 	return cfg->crash_bundles || cfg->explain_resources || cfg->explain_api ||
-	       strcmp(cfg->crash_retry, "off");
+	       strcmp(cfg->crash_retry, "off") || (cfg->compat && !strcmp(cfg->compat, "auto"));
 }
 
 void crash_release(struct crash *c)
@@ -225,14 +226,19 @@ void crash_after_run(const struct crash_context *ctx, struct plan *plan,
 			free(held2);
 		}
 	}
+	struct api_context ac = { ctx->cfg, ctx->nvcc, ctx->exe_dir, NULL, NULL };
+	/* A failure only on APIs the compatibility layer restores: compiled again with it
+	 * (compat.h); when that passes, its stderr and status are the compile's. */
+	struct compat_context cx = { &ac, ctx->env, 0 };
+	size_t notes_before = plan->notes.n;
+	int restored = res->status != 0 && !crashed && compat_after_failure(&cx, plan, res, held);
 	fputs(*held, stderr);
 	fflush(stderr);
+	compat_say_after(plan, notes_before);
 	if (res->status != 0 && ctx->cfg->explain_resources)
 		explain_resources(plan, *held);
-	if (res->status != 0 && !crashed) {
-		struct api_context ac = { ctx->cfg, ctx->nvcc, ctx->exe_dir, NULL, NULL };
+	if (res->status != 0 && !crashed && !restored)
 		api_explain(&ac, *held, &plan->notes);
-	}
 	if (crashed) {
 		char *dir = ctx->cfg->crash_bundles ? crash_bundle(ctx, plan, *held, &c) : NULL;
 		if (!c.source && first_source(ctx->inv))

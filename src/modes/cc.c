@@ -180,7 +180,7 @@ int cc_main(const char *name, int n, char **args)
 		argv_pushn(&in, args, (size_t)n);
 		/* A C/C++ source that includes the CUDA headers: its errors may be about removed or
 		 * changed CUDA APIs (api.h), so the compiler's stderr is held. */
-		int api = s.cfg.explain_api && api_host_wanted(&r.hc);
+		int api = (s.cfg.explain_api || !strcmp(s.cfg.compat, "auto")) && api_host_wanted(&r.hc);
 		struct api_context ac = { &s.cfg, NULL, s.self.exe_dir, session_quiet_nvcc, &s };
 		status = nvcc_run(&s, &r.plan, &in, &r.link.retry, NULL, api ? &ac : NULL);
 		argv_release(&in);

@@ -18,6 +18,7 @@
 #include "buildwide/threads.h"
 #include "passes/gates.h"
 #include "passes/targets.h"
+#include "diagnose/compat.h"
 
 void nvcc_passes_init(struct nvcc_passes *ps, const struct session *s, const char *nvcc)
 {
@@ -448,11 +449,18 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 		} else if (watch && !stop) {
 			crash_after_run(watch, plan, &res, &err);
 		} else if (err) {
+			/* A host compiler's failure only on APIs the compatibility layer restores:
+			 * compiled again with it (compat.h). */
+			struct compat_context cx = { api, session_env, 1 };
+			size_t notes_before = plan->notes.n;
+			int restored = api && !stop && res.status && !res.signal &&
+				       compat_after_failure(&cx, plan, &res, &err);
 			runner_write_stderr(err);
+			compat_say_after(plan, notes_before);
+			/* A host compiler's errors about removed or changed CUDA APIs (api.h). */
+			if (api && !retried && !stop && res.status && !res.signal && !restored)
+				api_explain(api, err, &plan->notes);
 		}
-		/* A host compiler's errors about removed or changed CUDA APIs (api.h). */
-		if (api && !retried && !stop && res.status && !res.signal)
-			api_explain(api, err, &plan->notes);
 		free(err);
 	} else {
 		runner_run(plan->tool, &plan->argv, &res);
@@ -470,9 +478,14 @@ int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, c
 /* The modules pass's hook for a command that failed: the crash module looks at it (crash.h). */
 static void modules_failed(void *arg, const struct argv *ran, struct run_result *res, char **held)
 {
+	const struct crash_context *cc = arg;
 	struct plan p;
 	plan_init(&p, ran->v[0], ran->v + 1, ran->n - 1);
-	crash_after_run(arg, &p, res, held);
+	crash_after_run(cc, &p, res, held);
+	/* the compatibility layer's notes go to the log and the record with the plan's */
+	for (size_t i = 0; cc->notes && i < p.notes.n; i++)
+		if (strstr(p.notes.v[i], " [compat."))
+			argv_push(cc->notes, p.notes.v[i]);
 	plan_release(&p);
 }
 
@@ -592,7 +605,7 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 		struct argv in = ARGV_INIT;
 		argv_push(&in, name);
 		argv_pushn(&in, given, ngiven);
-		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv, s->self.exe_dir };
+		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv, s->self.exe_dir, session_env, &plan->notes };
 		threads_hold_apply(&th);
 		status = modules ? nvcc_run_modules(s, plan, ps, nvcc, &in, link, watch ? &cc : NULL)
 				 : run_plan(s, plan, &in, &link->retry, watch ? &cc : NULL, NULL,

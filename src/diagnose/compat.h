@@ -1,0 +1,88 @@
+/* compat: the compatibility layer. A compile that failed only on CUDA APIs the toolkit removed
+ * or changed, each of which the API table (api.h) says the layer restores (`compat = FILE.h`,
+ * `compat = rewrite FILE.h`), is compiled once more with the layer: the headers
+ * include/nvshim/compat/FILE.h force-included (-include), and for removed struct fields a
+ * private copy of the source where each EXPR.FIELD / EXPR->FIELD at the lines the compiler
+ * reported reads nvshim_compat_FIELD(&(EXPR)) / nvshim_compat_FIELD(EXPR) (its first line
+ * `#line 1 "SOURCE"`: errors, __FILE__ and the dependency file name the user's file). If that
+ * compile passes, the build goes on with its output and one note (rule compat.restored, said
+ * once per build) names what was restored and the lasting fix (`nvshim migrate`); if it fails,
+ * or an error is not one the layer restores, the first compile's stderr and status stand, and a
+ * note (compat.none) says why when an entry has `nocompat`. Code that compiles never gets here.
+ *
+ * The setting `compat` (auto, off) switches it. The headers are found at
+ * <exe_dir>/../include/nvshim/compat (the installed layout and the build tree), else in the
+ * source tree nvshim was built from.
+ */
+#ifndef NVSHIM_COMPAT_H
+#define NVSHIM_COMPAT_H
+
+#include <stddef.h>
+
+#include "base/argv.h"
+#include "base/runner.h"
+#include "diagnose/api.h"
+#include "model/plan.h"
+
+/* One field read to rewrite: FIELD of the struct at LINE of FILE (as the compiler named it). */
+struct compat_site {
+	char *file;
+	unsigned long line;
+	char *field;
+};
+
+struct compat_decision {
+	int retry;            /* every error is one the layer restores: compile again with it */
+	struct argv headers;  /* "runtime.h", each once */
+	struct argv entries;  /* the entries restored, each once */
+	struct argv why_not;  /* "NAME: TEXT" for each entry with nocompat that an error hit */
+	struct compat_site *sites;
+	size_t nsites;
+	size_t errors;        /* errors read */
+	size_t others;        /* errors the layer does not restore (not in the table, or no compat) */
+	struct argv files;    /* the files the errors name, each once */
+};
+
+void compat_decision_init(struct compat_decision *d);
+void compat_decision_release(struct compat_decision *d);
+
+/* Reads a failed compile's stderr against the table (entries newer than toolkit_version, which
+ * may be NULL, do not apply). Pure. */
+void compat_decide(const struct api_table *t, const char *held, const char *toolkit_version,
+		   struct compat_decision *d);
+
+/* The private copy's text (xmalloc'ed) of source text `text` named `name`: `#line 1 "name"`,
+ * then the text with every read of a site's field on the site's line rewritten. NULL when a site
+ * of that file has no EXPR.FIELD or EXPR->FIELD on its line. *count: the reads rewritten. Pure. */
+char *compat_rewrite(const char *text, const char *name, const struct compat_site *sites, size_t nsites,
+		     size_t *count);
+
+/* The directory that holds nvshim/compat/ (xmalloc'ed), or NULL. */
+char *compat_include_dir(const char *exe_dir);
+
+struct compat_context {
+	const struct api_context *api; /* the table, the toolkit, the settings */
+	const char *(*env)(const char *name); /* for the build a note is said once in */
+	int host;                       /* the tool is a host compiler (CC mode), not nvcc */
+};
+
+/* After a compile `plan` ran and failed (res, *held: its stderr, not yet passed on): decides,
+ * and compiles again with the layer where it applies. Returns 1 when that compile passed: *res
+ * and *held are then the retry's; 0 otherwise, with both as they were. Adds its notes to plan.
+ * Fail open: anything that goes wrong leaves the first compile's result. Notes that belong after
+ * the compiler's stderr are only added: compat_say_after() says them. */
+int compat_after_failure(const struct compat_context *ctx, struct plan *plan, struct run_result *res,
+			 char **held);
+
+/* Says the notes from plan->notes.v[from] on that are said after the compiler's stderr: why
+ * the layer did not restore (compat.none), or failed (compat.failed). */
+void compat_say_after(const struct plan *plan, size_t from);
+
+/* For `nvshim fingerprint` (a compiler cache's key): with compat = auto, the layer's version,
+ * every header under nvshim/compat (name, size, mtime) and the API table in use; "" when off. */
+char *compat_identity(const struct config *cfg, const char *exe_dir);
+
+/* `nvshim explain`: what the layer would do (one line, xmalloc'ed). */
+char *compat_explain(const struct config *cfg, const char *exe_dir);
+
+#endif
