@@ -102,7 +102,7 @@ layout() { # layout NAME NVRTC-LIBRARY INCLUDE-DIRS (relative to the site-packag
 	# ... and with a complete set of the same version elsewhere (the full wheels' site-packages).
 	out=$(NVSHIM_NVRTC_HEADER_ROOTS="$WORK/nowhere:$full" run "$T/rtc_compile" --lib="$bare" "$S/jit_headers.cu" -arch=compute_90 2>"$WORK/err")
 	check "$name without CCCL, the full wheels elsewhere: compiles with those" contains "$out" "^result 0" \
-		"compiled again with ${want# } (CUDA $version's headers in .*, since $(realpath "$nocccl")/.* has no CCCL): that worked"
+		"compiled again with ${want# } (CUDA $version's headers in .*, since $(realpath "$nocccl")/.* lacks CCCL): that worked"
 	# Only NVRTC's major version: the other layout's complete set is not taken.
 	other=$WH/cu13
 	[ "$major" -ge 13 ] && other=$WH/cu12
@@ -123,6 +123,6 @@ CUDA=$(cd "$(dirname "$NVCC")/.." && pwd)
 if [ -e "$WH/cu13-nocccl/.done" ] && grep -q '#define CUDA_VERSION 130' "$CUDA/include/cuda.h" 2>/dev/null; then
 	out=$(env -u CUDA_HOME NVSHIM_NVRTC_HEADER_ROOTS="$CUDA" "$NVSHIM" run -- "$T/rtc_compile" --lib="$WH/cu13-nocccl/nvidia/cu13/lib/libnvrtc.so.13" "$S/jit_headers.cu" -arch=compute_90 2>/dev/null)
 	check "cu13 without CCCL: the toolkit's headers (same version) instead, and said" contains "$out" "^result 0" \
-		"-I$(realpath "$CUDA")/include -I$(realpath "$CUDA")/include/cccl (CUDA 13.0's headers in $(realpath "$CUDA"), since .* has no CCCL): that worked"
+		"-I$(realpath "$CUDA")/include -I$(realpath "$CUDA")/include/cccl (CUDA 13.0's headers in $(realpath "$CUDA"), since .* lacks CCCL): that worked"
 fi
 finish
