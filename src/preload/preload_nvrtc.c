@@ -337,7 +337,7 @@ int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n
 				char *still = log ? rtc_log_missing_header(log) : NULL;
 				char *e = log ? first_error(log) : xstrdup("");
 				char *what = set_label(set, L->major, L->minor);
-				char *instead = alt ? xasprintf(", since %s has no %s", h->own.where ? h->own.where
+				char *instead = alt ? xasprintf(", since %s lacks %s", h->own.where ? h->own.where
 											: "NVRTC's directory",
 								headers_parts_name(lacking))
 						    : xstrdup("");
