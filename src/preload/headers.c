@@ -43,13 +43,13 @@ const char *headers_parts_name(unsigned parts)
 {
 	static const char *const names[8] = {
 		"nothing",
-		"the runtime headers",
-		"the crt headers",
-		"the runtime and crt headers",
+		"runtime headers",
+		"crt headers",
+		"runtime or crt headers",
 		"CCCL",
-		"the runtime headers and CCCL",
-		"the crt headers and CCCL",
-		"the runtime and crt headers and CCCL",
+		"runtime headers or CCCL",
+		"crt headers or CCCL",
+		"runtime headers, crt headers or CCCL",
 	};
 	return names[parts & 7];
 }

@@ -76,7 +76,7 @@ unsigned headers_part_of(const char *header);
 /* 1 if one of the set's directories has the header. */
 int headers_set_has(const struct headers_set *s, const char *header);
 
-/* What is missing, for a note: "CCCL", "the runtime headers and CCCL", ... (static). */
+/* What is missing, for a note after "no": "CCCL", "runtime headers or CCCL", ... (static). */
 const char *headers_parts_name(unsigned parts);
 
 /* The command that installs `parts` of CUDA major.minor's headers for NVRTC from that layout

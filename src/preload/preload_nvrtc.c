@@ -337,7 +337,7 @@ int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n
 				char *still = log ? rtc_log_missing_header(log) : NULL;
 				char *e = log ? first_error(log) : xstrdup("");
 				char *what = set_label(set, L->major, L->minor);
-				char *instead = alt ? xasprintf(", since %s lacks %s", h->own.where ? h->own.where
+				char *instead = alt ? xasprintf(", since %s has no %s", h->own.where ? h->own.where
 											: "NVRTC's directory",
 								headers_parts_name(lacking))
 						    : xstrdup("");
@@ -355,8 +355,8 @@ int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n
 				if (hint)
 					note(&notes, "nvrtc.include_dirs",
 					     "%s: \"%s\" was not found: compiled again with %s (%s%s), then \"%s\" "
-					     "was not found: %s of CUDA %d is neither beside NVRTC %d.%d nor elsewhere "
-					     "on this machine; install: %s",
+					     "was not found: there are no %s of CUDA %d beside NVRTC %d.%d or elsewhere "
+					     "on this machine; install them: %s",
 					     label, header, added, what, instead, still,
 					     headers_parts_name(lacking ? lacking : headers_part_of(still)), L->major,
 					     L->major, L->minor, hint);
@@ -382,8 +382,8 @@ int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n
 			if (!label)
 				label = label_of(prog);
 			note(&notes, "nvrtc.include_dirs",
-			     "%s: \"%s\" was not found: %s of CUDA %d is neither beside NVRTC %d.%d (%s) nor "
-			     "elsewhere on this machine; install: %s",
+			     "%s: \"%s\" was not found: there are no %s of CUDA %d beside NVRTC %d.%d (%s) or "
+			     "elsewhere on this machine; install them: %s",
 			     label, header, headers_parts_name(missing), L->major, L->major, L->minor,
 			     h->own.where ? h->own.where : L->path, hint);
 			free(hint);

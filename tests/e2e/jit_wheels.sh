@@ -94,21 +94,21 @@ layout() { # layout NAME NVRTC-LIBRARY INCLUDE-DIRS (relative to the site-packag
 	out=$(hidden "$T/rtc_compile" --lib="$bare" "$S/jit_headers.cu" -arch=compute_90 2>"$WORK/err")
 	check "$name without CCCL, toolkit hidden: NVRTC's own failure" contains "$out" "^result 6" 'open source file "cooperative_groups.h"'
 	check "$name without CCCL, toolkit hidden: the note names the package" contains "$out" \
-		"then \"nv/target\" was not found: CCCL of CUDA $major is neither beside NVRTC $version nor elsewhere on this machine; install: pip install $pkg \[nvrtc.include_dirs\]"
+		"then \"nv/target\" was not found: there are no CCCL of CUDA $major beside NVRTC $version or elsewhere on this machine; install them: pip install $pkg \[nvrtc.include_dirs\]"
 	check "$name without CCCL: one note, no second compiler error" test "$(grep -c '^nvshim' "$WORK/err")" = 1
 	out=$(hidden "$T/rtc_compile" --lib="$bare" "$S/cuda_std.cu" -arch=compute_90 2>"$WORK/err")
 	check "$name without CCCL: a CCCL header alone: no retry, the package" contains "$out" "^result 6" \
-		"\"cuda/std/type_traits\" was not found: CCCL of CUDA $major is neither beside NVRTC $version (.*) nor elsewhere on this machine; install: pip install $pkg"
+		"\"cuda/std/type_traits\" was not found: there are no CCCL of CUDA $major beside NVRTC $version (.*) or elsewhere on this machine; install them: pip install $pkg"
 	# ... and with a complete set of the same version elsewhere (the full wheels' site-packages).
 	out=$(NVSHIM_NVRTC_HEADER_ROOTS="$WORK/nowhere:$full" run "$T/rtc_compile" --lib="$bare" "$S/jit_headers.cu" -arch=compute_90 2>"$WORK/err")
 	check "$name without CCCL, the full wheels elsewhere: compiles with those" contains "$out" "^result 0" \
-		"compiled again with ${want# } (CUDA $version's headers in .*, since $(realpath "$nocccl")/.* lacks CCCL): that worked"
+		"compiled again with ${want# } (CUDA $version's headers in .*, since $(realpath "$nocccl")/.* has no CCCL): that worked"
 	# Only NVRTC's major version: the other layout's complete set is not taken.
 	other=$WH/cu13
 	[ "$major" -ge 13 ] && other=$WH/cu12
 	if [ -e "$other/.done" ]; then
 		out=$(NVSHIM_NVRTC_HEADER_ROOTS="$other" run "$T/rtc_compile" --lib="$bare" "$S/jit_headers.cu" -arch=compute_90 2>/dev/null)
-		check "$name without CCCL: another major version's headers are not used" contains "$out" "^result 6" "install: pip install $pkg"
+		check "$name without CCCL: another major version's headers are not used" contains "$out" "^result 6" "install them: pip install $pkg"
 	fi
 }
 
@@ -123,6 +123,6 @@ CUDA=$(cd "$(dirname "$NVCC")/.." && pwd)
 if [ -e "$WH/cu13-nocccl/.done" ] && grep -q '#define CUDA_VERSION 130' "$CUDA/include/cuda.h" 2>/dev/null; then
 	out=$(env -u CUDA_HOME NVSHIM_NVRTC_HEADER_ROOTS="$CUDA" "$NVSHIM" run -- "$T/rtc_compile" --lib="$WH/cu13-nocccl/nvidia/cu13/lib/libnvrtc.so.13" "$S/jit_headers.cu" -arch=compute_90 2>/dev/null)
 	check "cu13 without CCCL: the toolkit's headers (same version) instead, and said" contains "$out" "^result 0" \
-		"-I$(realpath "$CUDA")/include -I$(realpath "$CUDA")/include/cccl (CUDA 13.0's headers in $(realpath "$CUDA"), since .* lacks CCCL): that worked"
+		"-I$(realpath "$CUDA")/include -I$(realpath "$CUDA")/include/cccl (CUDA 13.0's headers in $(realpath "$CUDA"), since .* has no CCCL): that worked"
 fi
 finish

@@ -89,7 +89,7 @@ if have cuda.core; then
 	show "core good, toolkit hidden, nvshim stdout" shim.out
 	show "core good, toolkit hidden, nvshim stderr" shim.err
 	if grep -q "site-packages/nvidia/cu13" shim.err; then
-		check "toolkit hidden: one note names the packages" grep -q "install: pip install .*'nvidia-cuda-cccl==13\.[0-9]*\.\*'" shim.err
+		check "toolkit hidden: one note names the packages" grep -q "install them: pip install .*'nvidia-cuda-cccl==13\.[0-9]*\.\*'" shim.err
 		check "toolkit hidden: one note, no second compiler error" test "$(grep -c '^nvshim' shim.err)" -le 2
 	else
 		skip "toolkit hidden" "cuda.core's NVRTC is not a wheel's here"
