@@ -103,6 +103,7 @@ layout() { # layout NAME NVRTC-LIBRARY INCLUDE-DIRS (relative to the site-packag
 	out=$(NVSHIM_NVRTC_HEADER_ROOTS="$WORK/nowhere:$full" run "$T/rtc_compile" --lib="$bare" "$S/jit_headers.cu" -arch=compute_90 2>"$WORK/err")
 	check "$name without CCCL, the full wheels elsewhere: compiles with those" contains "$out" "^result 0" \
 		"compiled again with ${want# } (CUDA $version's headers in .*, since $(realpath "$nocccl")/.* has no CCCL): that worked"
+	python_client "$name" "$nvrtc" "$bare" "$version" "$pkg"
 	# Only NVRTC's major version: the other layout's complete set is not taken.
 	other=$WH/cu13
 	[ "$major" -ge 13 ] && other=$WH/cu12
@@ -116,6 +117,39 @@ install cu13 nvidia-cuda-cccl==13.0.85 nvidia-cuda-nvrtc==13.0.88 nvidia-cuda-ru
 	touch "$WH/cu13-nocccl/.done"
 install cu12 nvidia-cuda-cccl-cu12==12.9.27 nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-cuda-runtime-cu12==12.9.79 &&
 	touch "$WH/cu12-nocccl/.done"
+# cuda.bindings (cuda-python's raw NVRTC), for the Python that runs the suite.
+PYS=$WH/python-$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+if [ ! -e "$PYS/.done" ]; then
+	rm -rf "$PYS"
+	"$PY" -m pip download -q --no-deps --only-binary=:all: -d "$WH/download" cuda-bindings==13.3.1 cuda-pathfinder==1.8.1 >"$WORK/pip.log" 2>&1 &&
+		"$PY" -m pip install -q --no-deps --no-index --find-links "$WH/download" --no-compile --target "$PYS" \
+			cuda-bindings==13.3.1 cuda-pathfinder==1.8.1 >>"$WORK/pip.log" 2>&1 && touch "$PYS/.done"
+fi
+python_client() { # python_client NAME NVRTC-LIBRARY NO-CCCL-LIBRARY VERSION PACKAGE
+	local name=$1 nvrtc=$2 bare=$3 version=$4 pkg=$5
+	if [ ! -e "$PYS/.done" ]; then
+		skip "$name, cuda.bindings" "pip could not download or install cuda-bindings 13.3.1: $(tail -1 "$WORK/pip.log")"
+		return
+	fi
+	local client=(env PYTHONPATH="$PYS" "$PY" "$S/bindings_compile.py")
+	out=$("${client[@]}" "$nvrtc" "$S/jit_headers.cu" -arch=compute_90 2>&1)
+	check "$name, cuda.bindings: NVRTC alone finds no header" contains "$out" "^result 6" 'open source file "cooperative_groups.h"'
+	out=$(hidden "${client[@]}" "$nvrtc" "$S/jit_headers.cu" -arch=compute_90 2>"$WORK/err")
+	check "$name, cuda.bindings: compiles under nvshim run, the note in its log" contains "$out" "^result 0" \
+		"the headers of NVRTC $version's wheels, in .*: that worked \[nvrtc.include_dirs\]"
+	out=$(hidden "${client[@]}" "$nvrtc" "$S/seed002.cu" -arch=sm_90 2>"$WORK/err")
+	check "$name, cuda.bindings: seed 002: ptxas's reason and the fix" contains "$out" "^result 6" \
+		"uses too much shared data (0xc100 bytes, 0xc000 max)" "kernel reduce uses 49408 bytes .*\[resource.shared\]"
+	out=$(hidden "${client[@]}" "$bare" "$S/jit_headers.cu" -arch=compute_90 2>"$WORK/err")
+	check "$name, cuda.bindings without CCCL: one note names the package" contains "$out" "^result 6" \
+		"install them: pip install $pkg \[nvrtc.include_dirs\]"
+	check "$name, cuda.bindings without CCCL: said once" test "$(grep -c '^nvshim' "$WORK/err")" = 1
+	out=$(hidden "${client[@]}" "$nvrtc" "$S/tiny.cu" -arch=compute_90 2>"$WORK/err")
+	check "$name, cuda.bindings: a program that works compiles" contains "$out" "^result 0"
+	check "$name, cuda.bindings: ... and prints nothing of nvshim's" test ! -s "$WORK/err"
+	check "$name, cuda.bindings: ... nor puts any in its log" test "$(grep -c nvshim <<<"$out")" = 0
+}
+
 layout cu13 nvidia/cu13/lib/libnvrtc.so.13 "nvidia/cu13/include nvidia/cu13/include/cccl"
 layout cu12 nvidia/cuda_nvrtc/lib/libnvrtc.so.12 "nvidia/cuda_runtime/include nvidia/cuda_cccl/include"
 # The toolkit of the same version as a complete set: CUDA 13.0 in /usr/local/cuda here.

@@ -107,7 +107,7 @@ def bindings(case):
         err, prog = nvrtc.nvrtcCreateProgram(src, b"k.cu", 0, [], [])
         r, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         err, n = nvrtc.nvrtcGetProgramLogSize(prog)
-        log = b" " * n
+        log = b" " * max(n, 2)  # a 1-byte bytes object is a shared singleton
         nvrtc.nvrtcGetProgramLog(prog, log)
         return r, prog, log.decode(errors="replace").rstrip("\x00")
 
@@ -123,7 +123,7 @@ def bindings(case):
         say_error("nvrtc rdc %s: %s" % (r, log))
         return
     err, n = nvrtc.nvrtcGetPTXSize(prog)
-    ptx = b" " * n
+    ptx = b" " * max(n, 2)
     nvrtc.nvrtcGetPTX(prog, ptx)
     h = nvjitlink.create(1, ["-arch=sm_" + cc])
     try:
