@@ -159,6 +159,13 @@ static const struct headers *nvrtc_headers(struct preload_lib *L)
 		return h;
 	struct headers *mine = XNEW(struct headers);
 	headers_find(mine, L->path, L->major, L->minor, preload_config()->nvrtc_header_roots);
+	char *own = argv_join(&mine->own.dirs, " "), *full = argv_join(&mine->full.dirs, " ");
+	diag_debug("NVRTC %d.%d (%s): headers beside it: %s (no %s); a complete set elsewhere: %s",
+		   L->major, L->minor, L->path, *own ? own : "none",
+		   headers_parts_name(headers_needed(L->major) & ~mine->own.parts),
+		   *full ? full : "none looked for or found");
+	free(own);
+	free(full);
 	h = PL_PUBLISH_ONCE(&L->headers, mine);
 	if (h != mine) {
 		headers_release(mine);
