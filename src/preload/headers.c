@@ -213,6 +213,9 @@ static void set_from_lib(struct headers_set *s, const char *lib)
 	char *pattern = concat(real_parent, "/targets/*/include", NULL);
 	glob_t g;
 	if (!glob(pattern, GLOB_NOSORT, NULL, &g)) {
+		/* Only the targets' include: a conda prefix's include/ holds every other package's
+		 * headers too (a toolkit's include/ is a link to its target's). */
+		argv_release(&s->dirs);
 		for (size_t i = 0; i < g.gl_pathc; i++)
 			add_with_cccl(s, g.gl_pathv[i]);
 		if (s->layout == HEADERS_NONE || s->layout == HEADERS_TOOLKIT) {

@@ -183,6 +183,7 @@ Test(headers, conda_prefix_lib_and_targets)
 {
 	put("env/conda-meta/history", "");
 	put("env/lib/libnvrtc.so.13", "");
+	put("env/include/python3.12/Python.h", "");
 	headers("env/targets/x86_64-linux/include", HEADERS_RUNTIME | HEADERS_CRT, 13000);
 	headers("env/targets/x86_64-linux/include/cccl", HEADERS_CCCL, 0);
 	char *lib = concat(root, "/env/lib/libnvrtc.so.13", NULL);
