@@ -77,6 +77,10 @@ layout() { # layout NAME NVRTC-LIBRARY INCLUDE-DIRS (relative to the site-packag
 	check "$name: with the wheels' own include directories" contains "$out" \
 		"compiled again with ${want# } (the headers of NVRTC $version's wheels, in .*): that worked \[nvrtc.include_dirs\]"
 	check "$name: said once on stderr" test "$(grep -c '^nvshim' "$WORK/err")" = 1
+	# The search runs once per NVRTC and process: two compiles, one search.
+	out=$(NVSHIM_VERBOSITY=debug hidden "$T/rtc_compile" --lib="$nvrtc" --lib="$nvrtc" "$S/jit_headers.cu" -arch=compute_90 2>&1)
+	check "$name: two compiles in one process, one header search" test \
+		"$(grep -c '^result 0' <<<"$out") $(grep -c 'headers beside it' <<<"$out")" = "2 1"
 	# A program that passes the directories itself works as given: nothing of nvshim's.
 	out=$(hidden "$T/rtc_compile" --lib="$nvrtc" "$S/jit_headers.cu" -arch=compute_90 "${I[@]}" 2>"$WORK/err")
 	check "$name: a program that works prints nothing of nvshim's" contains "$out" "^result 0"
