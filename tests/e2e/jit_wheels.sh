@@ -26,13 +26,13 @@ mkdir -p "$WH/download"
 # all of them, and NAME-nocccl, the same less the CCCL package (hard links, less the files its
 # RECORD lists: what uninstalling it leaves), made once.
 install() {
-	local dir=$WH/$1 cccl=$2
+	local name=$1 dir=$WH/$1 cccl=$2
 	shift 2
 	if [ ! -e "$dir/.done" ]; then
 		rm -rf "$dir" "$dir-nocccl"
-		"$PY" -m pip download -q --no-deps --only-binary=:all: -d "$WH/download" "$@" "$cccl" >"$WORK/pip.log" 2>&1 &&
+		"$PY" -m pip download -q --no-deps --only-binary=:all: -d "$WH/download" "$@" "$cccl" >"$WORK/pip-$name.log" 2>&1 &&
 			"$PY" -m pip install -q --no-deps --no-index --find-links "$WH/download" --no-compile --target "$dir" \
-				"$@" "$cccl" >>"$WORK/pip.log" 2>&1 && touch "$dir/.done" || return 1
+				"$@" "$cccl" >>"$WORK/pip-$name.log" 2>&1 && touch "$dir/.done" || return 1
 	fi
 	if [ ! -e "$dir-nocccl/.done" ]; then
 		rm -rf "$dir-nocccl"
@@ -56,7 +56,7 @@ layout() { # layout NAME NVRTC-LIBRARY INCLUDE-DIRS (relative to the site-packag
 	local name=$1 rel=$2 incs=$3
 	local full=$WH/$name nocccl=$WH/$name-nocccl
 	if [ ! -e "$nocccl/.done" ]; then
-		skip "$name wheels" "pip could not download or install them: $(tail -1 "$WORK/pip.log")"
+		skip "$name wheels" "pip could not download or install them: $(tail -1 "$WORK/pip-$name.log" 2>/dev/null)"
 		return
 	fi
 	local nvrtc=$full/$rel bare=$nocccl/$rel
