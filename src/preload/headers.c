@@ -284,6 +284,7 @@ void headers_find(struct headers *h, const char *nvrtc_path, int major, int mino
 		if (!slash)
 			continue;
 		char *lib = xstrndup(paths[i], (size_t)(slash - paths[i]));
+		set_release(&h->own);
 		set_from_lib(&h->own, lib);
 		free(lib);
 	}
