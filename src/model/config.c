@@ -167,9 +167,17 @@ const struct config_item config_items[] = {
 	     "(a bf16 wmma fragment, 'requires .target sm_NN', an arch-specific instruction) while the "
 	     "GPU is newer is compiled once more for the GPU (rule nvrtc.retry_arch)."),
 	ITEM(nvrtc_include_dirs, CONF_BOOL, 0, NULL,
-	     "Preload library: an NVRTC compile that fails on a header the toolkit of that NVRTC has "
-	     "(include, include/cccl) is compiled once more with those directories (rule "
-	     "nvrtc.include_dirs)."),
+	     "Preload library: an NVRTC compile that fails on a CUDA header is compiled once more with "
+	     "the include directories of the CUDA that NVRTC came from (a toolkit's include and "
+	     "include/cccl, the pip wheels' nvidia/cu13/include or nvidia/cuda_runtime and cuda_cccl, "
+	     "conda's targets/<arch>/include); when those lack a part (CCCL), a complete set of the "
+	     "same version from nvrtc_header_roots; when there is none, a note names the package to "
+	     "install (rule nvrtc.include_dirs)."),
+	ITEM(nvrtc_header_roots, CONF_STRING, 0, NULL,
+	     "Preload library: where a complete set of CUDA headers may be when the ones beside NVRTC "
+	     "lack a part: directories separated by ':', each a toolkit, a conda prefix or a "
+	     "site-packages directory. Empty: $CUDA_HOME, $CUDA_PATH, $CONDA_PREFIX, the entries of "
+	     "$PYTHONPATH, /usr/local/cuda-M.m, /usr/local/cuda."),
 	ITEM(link_diagnose, CONF_BOOL, 0, NULL,
 	     "Preload library: capture the JIT linker's error log (cuLink*, cuModuleLoadData*, "
 	     "cuLibraryLoadData, nvJitLink) even when the program asks for none, and when it says "

@@ -27,8 +27,10 @@
  *                      program has initialised it, else nvshim-devices, else fallback_archs),
  *                      when it is newer than NVRTC's default
  *   nvrtc.clamp_arch   an -arch this NVRTC does not support: its nearest supported one
- *   nvrtc.include_dirs the compile failed on a header that the toolkit of this NVRTC has
- *                      (<toolkit>/include, <toolkit>/include/cccl): one retry with them
+ *   nvrtc.include_dirs the compile failed on a CUDA header: one retry with the include directories
+ *                      of the CUDA this NVRTC came from (headers.h: a toolkit, the cu12 or cu13
+ *                      wheels, conda), or a complete set of the same version elsewhere when those
+ *                      lack a part; when there is none, a note names the package to install
  *   nvrtc.retry_arch   the compile failed in an arch-classified way (rtc.h) and the GPU is newer
  *                      than the target (or needs its arch-specific form): one retry for the GPU
  * A compile that works as given is compiled once, with the caller's options untouched. Every
@@ -60,6 +62,7 @@
 
 #include "base/argv.h"
 #include "model/config.h"
+#include "preload/headers.h"
 
 #define NVSHIM_EXPORT __attribute__((visibility("default")))
 
@@ -327,6 +330,9 @@ struct preload_lib {
 	int major, minor;      /* nvrtcVersion */
 	int archs[64];         /* nvrtcGetSupportedArchs, ascending */
 	size_t narchs;
+	/* The include directories of the CUDA this NVRTC came from (headers.h): looked for once,
+	 * at the first compile that misses a header, then published (PL_PUBLISH_ONCE). */
+	struct headers *headers;
 };
 
 extern struct preload_lib preload_libs[PRELOAD_SLOTS];

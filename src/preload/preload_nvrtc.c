@@ -11,6 +11,7 @@
 
 #include "model/arch.h"
 #include "diagnose/diagnose.h"
+#include "preload/headers.h"
 #include "preload/registry.h"
 #include "preload/rtc.h"
 
@@ -150,67 +151,43 @@ int preload_nvrtcGetProgramLog(struct preload_lib *L, int fn, void *prog, char *
 	return r;
 }
 
-/* CUDA_VERSION of the cuda.h in dir (13000 for 13.0), or 0. */
-static int header_version(const char *dir)
+/* L's header sets (headers.h), looked for once per library and process. */
+static const struct headers *nvrtc_headers(struct preload_lib *L)
 {
-	char *path = concat(dir, "/cuda.h", NULL);
-	FILE *f = fopen(path, "r");
-	free(path);
-	if (!f)
-		return 0;
-	char line[256];
-	int v = 0;
-	for (int i = 0; i < 2000 && !v && fgets(line, sizeof(line), f); i++)
-		sscanf(line, "#define CUDA_VERSION %d", &v);
-	fclose(f);
-	return v;
-}
-
-static int exists(const char *dir, const char *rel)
-{
-	struct stat sb;
-	char *p = concat(dir, "/", rel, NULL);
-	int ok = !stat(p, &sb);
-	free(p);
-	return ok;
-}
-
-/* The include directories of the toolkit of L's NVRTC that hold `header`: its own toolkit
- * (<lib>/../include, as CUDA and the pip wheels lay them out), else $CUDA_HOME, $CUDA_PATH or
- * /usr/local/cuda when their cuda.h has the same version. Pushes <inc> and <inc>/cccl (those
- * that exist); returns 1 if one of them has the header. */
-static int toolkit_dirs(struct preload_lib *L, const char *header, struct argv *dirs)
-{
-	struct argv cand = ARGV_INIT;
-	const char *slash = strrchr(L->path, '/');
-	if (slash)
-		argv_pushf(&cand, "%.*s/../include", (int)(slash - L->path), L->path);
-	const char *vars[] = { getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda" };
-	for (size_t i = 0; i < 3; i++)
-		if (vars[i] && *vars[i])
-			argv_pushf(&cand, "%s/include", vars[i]);
-	int found = 0;
-	for (size_t i = 0; i < cand.n && !found; i++) {
-		char real[PATH_MAX];
-		if (!realpath(cand.v[i], real))
-			continue;
-		int own = slash && i == 0;
-		int v = own ? 0 : header_version(real);
-		if (!own && (v / 1000 != L->major || (v % 1000) / 10 != L->minor))
-			continue;
-		char *cccl = concat(real, "/cccl", NULL);
-		struct stat sb;
-		int have_cccl = !stat(cccl, &sb) && S_ISDIR(sb.st_mode);
-		if (exists(real, header) || (have_cccl && exists(cccl, header))) {
-			argv_push(dirs, real);
-			if (have_cccl)
-				argv_push(dirs, cccl);
-			found = 1;
-		}
-		free(cccl);
+	struct headers *h = PL_SEEN(&L->headers);
+	if (h)
+		return h;
+	struct headers *mine = XNEW(struct headers);
+	headers_find(mine, L->path, L->major, L->minor, preload_config()->nvrtc_header_roots);
+	char *own = argv_join(&mine->own.dirs, " "), *full = argv_join(&mine->full.dirs, " ");
+	diag_debug("NVRTC %d.%d (%s): headers beside it: %s (no %s); a complete set elsewhere: %s",
+		   L->major, L->minor, L->path, *own ? own : "none",
+		   headers_parts_name(headers_needed(L->major) & ~mine->own.parts),
+		   *full ? full : "none looked for or found");
+	free(own);
+	free(full);
+	h = PL_PUBLISH_ONCE(&L->headers, mine);
+	if (h != mine) {
+		headers_release(mine);
+		free(mine);
 	}
-	argv_release(&cand);
-	return found;
+	return h;
+}
+
+/* What a set of headers is called in a note. */
+static char *set_label(const struct headers_set *s, int major, int minor)
+{
+	switch (s->layout) {
+	case HEADERS_TOOLKIT:
+		return xasprintf("the headers of NVRTC %d.%d's toolkit", major, minor);
+	case HEADERS_CONDA:
+		return xasprintf("the headers of NVRTC %d.%d's conda environment, %s", major, minor, s->where);
+	case HEADERS_WHEEL:
+	case HEADERS_WHEEL_SPLIT:
+		return xasprintf("the headers of NVRTC %d.%d's wheels, in %s", major, minor, s->where);
+	default:
+		return xasprintf("the headers of CUDA %d.%d", major, minor);
+	}
 }
 
 static void note(struct argv *notes, const char *rule, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -338,16 +315,24 @@ int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n
 		char *log = real_log(L, prog);
 		first_log = xstrdup(log);
 		char *header = c->nvrtc_include_dirs ? rtc_log_missing_header(log) : NULL;
-		struct argv dirs = ARGV_INIT;
-		if (header && toolkit_dirs(L, header, &dirs)) {
+		const struct headers *h = header ? nvrtc_headers(L) : NULL;
+		const unsigned need = headers_needed(L->major);
+		/* The set beside NVRTC, else a complete one elsewhere when it lacks a part. */
+		const struct headers_set *set = h ? &h->own : NULL;
+		const int alt = h && (h->own.parts & need) != need && h->full.layout != HEADERS_NONE;
+		if (alt)
+			set = &h->full;
+		/* What to install when the header's part is nowhere: the parts the set beside NVRTC lacks. */
+		const unsigned lacking = h ? need & ~h->own.parts : 0;
+		if (header && headers_set_has(set, header)) {
 			char *added = NULL;
 			argv_release(&next);
 			argv_pushn(&next, (char *const *)cur, (size_t)cur_n);
-			for (size_t i = 0; i < dirs.n; i++) {
-				if (rtc_options_has_include(cur_n, cur, dirs.v[i]))
+			for (size_t i = 0; i < set->dirs.n; i++) {
+				if (rtc_options_has_include(cur_n, cur, set->dirs.v[i]))
 					continue;
-				argv_pushf(&next, "-I%s", dirs.v[i]);
-				char *more = concat(added ? added : "", added ? " " : "", "-I", dirs.v[i], NULL);
+				argv_pushf(&next, "-I%s", set->dirs.v[i]);
+				char *more = concat(added ? added : "", added ? " " : "", "-I", set->dirs.v[i], NULL);
 				free(added);
 				added = more;
 			}
@@ -358,20 +343,58 @@ int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n
 				log = r == PL_NVRTC_SUCCESS ? NULL : real_log(L, prog);
 				char *still = log ? rtc_log_missing_header(log) : NULL;
 				char *e = log ? first_error(log) : xstrdup("");
-				note(&notes, "nvrtc.include_dirs",
-				     "%s: \"%s\" was not found: compiled again with %s (the headers of NVRTC "
-				     "%d.%d's toolkit): %s%s%s",
-				     label, header, added, L->major, L->minor,
-				     r == PL_NVRTC_SUCCESS ? "that worked"
-				     : still	       ? "that failed too ("
-						       : "the headers were found, then the compile failed (",
-				     r == PL_NVRTC_SUCCESS ? "" : e, r == PL_NVRTC_SUCCESS ? "" : ")");
+				char *what = set_label(set, L->major, L->minor);
+				char *instead = alt ? xasprintf(", since %s has no %s", h->own.where ? h->own.where
+											: "NVRTC's directory",
+								headers_parts_name(lacking))
+						    : xstrdup("");
+				if (alt) {
+					free(what);
+					what = xasprintf("CUDA %d.%d's headers in %s", set->version / 1000,
+							 set->version % 1000 / 10, set->where);
+				}
+				/* A part that is nowhere: the package, not a second compiler error. */
+				char *hint = still && headers_part_of(still) && !headers_set_has(set, still) &&
+							     !(set->parts & headers_part_of(still))
+						     ? headers_install_hint(h->own.layout, lacking ? lacking : headers_part_of(still),
+									    L->major, L->minor)
+						     : NULL;
+				if (hint)
+					note(&notes, "nvrtc.include_dirs",
+					     "%s: \"%s\" was not found: compiled again with %s (%s%s), then \"%s\" "
+					     "was not found: there are no %s of CUDA %d beside NVRTC %d.%d or elsewhere "
+					     "on this machine; install them: %s",
+					     label, header, added, what, instead, still,
+					     headers_parts_name(lacking ? lacking : headers_part_of(still)), L->major,
+					     L->major, L->minor, hint);
+				else
+					note(&notes, "nvrtc.include_dirs",
+					     "%s: \"%s\" was not found: compiled again with %s (%s%s): %s%s%s",
+					     label, header, added, what, instead,
+					     r == PL_NVRTC_SUCCESS ? "that worked"
+					     : still		   ? "that failed too ("
+							   : "the headers were found, then the compile failed (",
+					     r == PL_NVRTC_SUCCESS ? "" : e, r == PL_NVRTC_SUCCESS ? "" : ")");
+				free(hint);
+				free(instead);
+				free(what);
 				free(still);
 				free(e);
 			}
 			free(added);
+		} else if (header && headers_part_of(header) && !(set->parts & headers_part_of(header))) {
+			/* A CUDA header of a part that no set on this machine has: no retry, the package. */
+			unsigned missing = lacking ? lacking : headers_part_of(header);
+			char *hint = headers_install_hint(h->own.layout, missing, L->major, L->minor);
+			if (!label)
+				label = label_of(prog);
+			note(&notes, "nvrtc.include_dirs",
+			     "%s: \"%s\" was not found: there are no %s of CUDA %d beside NVRTC %d.%d (%s) or "
+			     "elsewhere on this machine; install them: %s",
+			     label, header, headers_parts_name(missing), L->major, L->major, L->minor,
+			     h->own.where ? h->own.where : L->path, hint);
+			free(hint);
 		}
-		argv_release(&dirs);
 		free(header);
 
 		if (r == PL_NVRTC_ERROR_COMPILATION && c->nvrtc_retry_arch && log) {

@@ -6,6 +6,10 @@ Markdown table. The driver calls go to the test double of libcuda (FAKE_CUDA_OK=
 functions take nanoseconds, so the difference is nvshim's.
 
     python3 tests/bench/preload_bench.py --build build [--rounds 11] [--compiles 10] [--calls 20000]
+                                         [--nvrtc-dir DIR]
+
+--nvrtc-dir puts DIR first on LD_LIBRARY_PATH, so that the benchmark's libnvrtc.so.13 is that one
+(a wheel's nvidia/cu13/lib, as <build>/tests/wheels/cu13 of tests/e2e/jit_wheels.sh holds).
 """
 import argparse
 import os
@@ -26,6 +30,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--compiles", type=int, default=10)
     ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--nvrtc-dir", default=None)
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     lib = os.path.join(build, "libexec/nvshim/libnvshim-preload.so")
@@ -33,7 +38,7 @@ def main():
     home = tempfile.mkdtemp(prefix="nvshim-bench-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NVSHIM_") and k != "LD_PRELOAD"}
     env.update(HOME=home, FAKE_CUDA_OK="1", FAKE_CUDA_IMAGES="1", NVSHIM_DEVICES="90",
-               LD_LIBRARY_PATH=os.path.join(build, "tests/fakecuda"))
+               LD_LIBRARY_PATH=(a.nvrtc_dir + ":" if a.nvrtc_dir else "") + os.path.join(build, "tests/fakecuda"))
     shim = dict(env, LD_PRELOAD=lib)
     run(cmd, env)
     run(cmd, shim)

@@ -6,6 +6,7 @@
 #include <libiberty.h>
 
 #include "fuzz.h"
+#include "preload/headers.h"
 #include "preload/rtc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,6 +39,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rtc_arch_failure_release(&f);
 	rtc_log_vague(log);
 	free(rtc_log_messages(log));
+	/* The same bytes as a cuda.h (its CUDA_VERSION) and as the header a log names. */
+	int cv = headers_cuda_version((const char *)data, size);
+	if (cv < 0 || cv > 9999999)
+		abort();
+	unsigned part = headers_part_of(log);
+	free(headers_install_hint((enum headers_layout)(size % 5), part | (unsigned)(size & 7), cv / 1000, cv % 1000 / 10));
+	headers_parts_name(part);
 	free(log);
 	argv_release(&opts);
 	return 0;

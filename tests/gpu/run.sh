@@ -8,7 +8,7 @@
 # cp.async kernel built from a list whose sm_75 it cannot build, and (on sm_90) a wgmma kernel
 # built from a plain sm_90 list and upgraded to sm_90a, both run and checked; a kernel whose
 # stack no launch accepts, noted at build time and failing at launch; then tests/gpu/preload.sh
-# tests/gpu/inspect.sh, tests/gpu/stubs.sh, tests/gpu/inspect_corpus.sh and tests/gpu/toolkitview.sh.
+# tests/gpu/jit_clients.sh, tests/gpu/inspect.sh, tests/gpu/stubs.sh, tests/gpu/inspect_corpus.sh and tests/gpu/toolkitview.sh.
 NVSHIM=$1
 NVCC=${2:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -95,6 +95,8 @@ check "-lcuda: c++ -shared through nvshim loads (RTLD_NOW) and builds a tensor m
 # The preload library's checks (C, CuPy, PyTorch, numba-cuda): their own script, shown here.
 bash "$GPUDIR/preload.sh" "$NVSHIM" "$NVCC" 2>&1 | sed -u 's/^/# preload: /'
 check "preload suite (tests/gpu/preload.sh)" test "${PIPESTATUS[0]}" -eq 0
+bash "$GPUDIR/jit_clients.sh" "$NVSHIM" "$NVCC" 2>&1 | sed -u 's/^/# jit clients: /'
+check "JIT clients suite (tests/gpu/jit_clients.sh)" test "${PIPESTATUS[0]}" -eq 0
 # nvshim inspect and the "no kernel image" explanations: their own script, shown here.
 bash "$GPUDIR/inspect.sh" "$NVSHIM" "$NVCC" 2>&1 | sed -u 's/^/# inspect: /'
 check "inspect suite (tests/gpu/inspect.sh)" test "${PIPESTATUS[0]}" -eq 0
