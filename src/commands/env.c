@@ -12,8 +12,36 @@
 #include "machine/view.h"
 #include "modes/session.h"
 
-static void print_export(const char *name, const char *value)
+/* A word for fish: single quotes, in which only \\ and \' are escapes. */
+static void print_fish_word(const char *s)
 {
+	putchar('\'');
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '\'')
+			putchar('\\');
+		putchar(*s);
+	}
+	putchar('\'');
+}
+
+/* NAME=VALUE; export NAME for sh, bash and zsh; set -gx NAME VALUE for fish, where PATH is a
+ * list (one word per directory). */
+static void print_export(int fish, const char *name, const char *value)
+{
+	if (fish) {
+		printf("set -gx %s", name);
+		int list = !strcmp(name, "PATH");
+		for (const char *p = value; p;) {
+			const char *colon = list ? strchr(p, ':') : NULL;
+			char *word = colon ? xstrndup(p, (size_t)(colon - p)) : xstrdup(p);
+			putchar(' ');
+			print_fish_word(word);
+			free(word);
+			p = colon ? colon + 1 : NULL;
+		}
+		printf(";\n");
+		return;
+	}
 	char *q = xstrdup("");
 	size_t len = 0;
 	argv_shell_quote(&q, &len, value);
@@ -62,13 +90,22 @@ int cmd_toolkit_view(int n, char **args)
 
 /* `eval "$(nvshim env)"`: nvshim's nvcc first on PATH (once); CUDACXX, PYTORCH_NVCC and
  * CUDA_NVCC_EXECUTABLE (FindCUDA) name it; CUDA_HOME, CUDA_PATH and CUDAToolkit_ROOT name the
- * toolkit view, whose bin/nvcc is nvshim. */
+ * toolkit view, whose bin/nvcc is nvshim. --shell=sh, bash or zsh (the default, one syntax) or
+ * fish (`nvshim env --shell=fish | source`). */
 int cmd_env(int n, char **args)
 {
 	struct session s;
-	(void)args;
+	int fish = 0;
+	if (n == 1 && !strncmp(args[0], "--shell=", 8)) {
+		const char *sh = args[0] + 8;
+		fish = !strcmp(sh, "fish");
+		if (!fish && strcmp(sh, "sh") && strcmp(sh, "bash") && strcmp(sh, "zsh"))
+			return error("nvshim env: unknown shell '%s' (sh, bash, zsh or fish)", sh);
+		n = 0;
+	}
 	if (n)
-		return error("usage: nvshim env (then: eval \"$(nvshim env)\")");
+		return error("usage: nvshim env [--shell=sh|bash|zsh|fish] (then: eval \"$(nvshim "
+			     "env)\", or in fish: nvshim env --shell=fish | source)");
 	session_init(&s, 0, NULL);
 	char *dir = locate_shim_dir(&s.self);
 	if (!dir) {
@@ -91,14 +128,14 @@ int cmd_env(int n, char **args)
 	}
 	char *nvcc = concat(dir, "/nvcc", NULL);
 	char *view = env_view(&s, nvcc);
-	print_export("PATH", path);
-	print_export("CUDACXX", nvcc);
-	print_export("PYTORCH_NVCC", nvcc);
-	print_export("CUDA_NVCC_EXECUTABLE", nvcc);
+	print_export(fish, "PATH", path);
+	print_export(fish, "CUDACXX", nvcc);
+	print_export(fish, "PYTORCH_NVCC", nvcc);
+	print_export(fish, "CUDA_NVCC_EXECUTABLE", nvcc);
 	if (view) {
-		print_export("CUDA_HOME", view);
-		print_export("CUDA_PATH", view);
-		print_export("CUDAToolkit_ROOT", view);
+		print_export(fish, "CUDA_HOME", view);
+		print_export(fish, "CUDA_PATH", view);
+		print_export(fish, "CUDAToolkit_ROOT", view);
 	}
 	free(view);
 	free(nvcc);
