@@ -40,6 +40,11 @@ int cmd_inspect(int n, char **args);     /* inspect.c */
 int cmd_run(int n, char **args);         /* run.c */
 int cmd_stats(int n, char **args);       /* stats.c */
 int cmd_toolkit_view(int n, char **args); /* env.c */
+/* env.c: what `nvshim env` exports, printed for sh (bash, zsh) or fish, or set in this process
+ * (for `nvshim run`). -1 when there is no libexec/nvshim/bin/nvcc beside nvshim. */
+struct session;
+enum { ENV_SH, ENV_FISH, ENV_SET };
+int cmd_env_apply(struct session *s, int how);
 int cmd_version(int n, char **args);     /* version.c */
 int cmd_version_front(void);             /* version.c: `nvshim --version` */
 

@@ -49,21 +49,75 @@ static void print_export(int fish, const char *name, const char *value)
 	free(q);
 }
 
-/* The toolkit view of the real nvcc (view.h), or NULL after a warning. */
-static char *env_view(struct session *s, const char *shim)
+/* The toolkit view of the real nvcc (view.h), or NULL after a warning (a verbose note when
+ * `quiet`). */
+static char *env_view(struct session *s, const char *shim, int quiet)
 {
 	char *nvcc, *how, *dir = NULL, *why = NULL;
 	if (locate_nvcc(&s->cfg, session_env, &s->self, &nvcc, &how)) {
-		warning("no real nvcc: CUDA_HOME and CUDA_PATH are left as they are");
+		if (!quiet)
+			warning("no real nvcc: CUDA_HOME and CUDA_PATH are left as they are");
 		return NULL;
 	}
-	if (view_get(s->cfg.cache_dir, nvcc, shim, &dir, &why))
-		warning("no toolkit view of %s (%s): CUDA_HOME and CUDA_PATH are left as they are",
-			nvcc, why);
+	if (view_get(s->cfg.cache_dir, nvcc, shim, &dir, &why)) {
+		if (quiet)
+			diag_note(VERBOSITY_VERBOSE, "no toolkit view of %s (%s): CUDA_HOME and CUDA_PATH "
+				  "are left as they are", nvcc, why);
+		else
+			warning("no toolkit view of %s (%s): CUDA_HOME and CUDA_PATH are left as they are",
+				nvcc, why);
+	}
 	free(why);
 	free(nvcc);
 	free(how);
 	return dir;
+}
+
+/* One variable: printed for a shell, or set in nvshim's own environment (ENV_SET). */
+static void env_put(int how, const char *name, const char *value)
+{
+	if (how == ENV_SET) {
+		setenv(name, value, 1);
+		diag_debug("%s=%s", name, value);
+	} else {
+		print_export(how == ENV_FISH, name, value);
+	}
+}
+
+int cmd_env_apply(struct session *s, int how)
+{
+	char *dir = locate_shim_dir(&s->self);
+	if (!dir)
+		return -1;
+	char *path = xstrdup(dir);
+	const char *p = getenv("PATH");
+	while (p) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		if (len != strlen(dir) || strncmp(p, dir, len)) {
+			char *next = xasprintf("%s:%.*s", path, (int)len, p);
+			free(path);
+			path = next;
+		}
+		p = colon ? colon + 1 : NULL;
+	}
+	char *nvcc = concat(dir, "/nvcc", NULL);
+	/* the view is found before PATH changes: the real nvcc as the caller's PATH has it */
+	char *view = env_view(s, nvcc, how == ENV_SET);
+	env_put(how, "PATH", path);
+	env_put(how, "CUDACXX", nvcc);
+	env_put(how, "PYTORCH_NVCC", nvcc);
+	env_put(how, "CUDA_NVCC_EXECUTABLE", nvcc);
+	if (view) {
+		env_put(how, "CUDA_HOME", view);
+		env_put(how, "CUDA_PATH", view);
+		env_put(how, "CUDAToolkit_ROOT", view);
+	}
+	free(view);
+	free(nvcc);
+	free(path);
+	free(dir);
+	return 0;
 }
 
 /* `nvshim toolkit-view`: the view's directory, made when it is not there. */
@@ -76,7 +130,7 @@ int cmd_toolkit_view(int n, char **args)
 	session_init(&s, 0, NULL);
 	char *shim = locate_shim_dir(&s.self);
 	char *nvcc = shim ? concat(shim, "/nvcc", NULL) : NULL;
-	char *dir = nvcc ? env_view(&s, nvcc) : NULL;
+	char *dir = nvcc ? env_view(&s, nvcc, 0) : NULL;
 	if (!shim)
 		error("no libexec/nvshim/bin/nvcc beside %s", s.self.exe ? s.self.exe : "nvshim");
 	if (dir)
@@ -107,40 +161,12 @@ int cmd_env(int n, char **args)
 		return error("usage: nvshim env [--shell=sh|bash|zsh|fish] (then: eval \"$(nvshim "
 			     "env)\", or in fish: nvshim env --shell=fish | source)");
 	session_init(&s, 0, NULL);
-	char *dir = locate_shim_dir(&s.self);
-	if (!dir) {
+	if (cmd_env_apply(&s, fish ? ENV_FISH : ENV_SH)) {
 		error("no libexec/nvshim/bin/nvcc beside %s: run the nvshim of an installed prefix or "
 		      "of a build tree", s.self.exe ? s.self.exe : "nvshim");
 		session_release(&s);
 		return 1;
 	}
-	char *path = xstrdup(dir);
-	const char *p = getenv("PATH");
-	while (p) {
-		const char *colon = strchr(p, ':');
-		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		if (len != strlen(dir) || strncmp(p, dir, len)) {
-			char *next = xasprintf("%s:%.*s", path, (int)len, p);
-			free(path);
-			path = next;
-		}
-		p = colon ? colon + 1 : NULL;
-	}
-	char *nvcc = concat(dir, "/nvcc", NULL);
-	char *view = env_view(&s, nvcc);
-	print_export(fish, "PATH", path);
-	print_export(fish, "CUDACXX", nvcc);
-	print_export(fish, "PYTORCH_NVCC", nvcc);
-	print_export(fish, "CUDA_NVCC_EXECUTABLE", nvcc);
-	if (view) {
-		print_export(fish, "CUDA_HOME", view);
-		print_export(fish, "CUDA_PATH", view);
-		print_export(fish, "CUDAToolkit_ROOT", view);
-	}
-	free(view);
-	free(nvcc);
-	free(path);
-	free(dir);
 	session_release(&s);
 	return 0;
 }
