@@ -26,7 +26,7 @@ if ! "$PY" -m venv "$WORK/tools" >/dev/null 2>&1; then
 	finish
 	exit
 fi
-if ! "$WORK/tools/bin/pip" install -q --timeout 30 "${TOOLS[@]}" >"$WORK/tools.log" 2>&1; then
+if ! "$WORK/tools/bin/pip" install -q --timeout 30 --retries 2 "${TOOLS[@]}" >"$WORK/tools.log" 2>&1; then
 	skip "the Python package index's nvshim" "the build tools cannot be installed from the index (offline?): $(tail -1 "$WORK/tools.log")"
 	finish
 	exit
