@@ -28,6 +28,18 @@ int commands_main(int argc, char **argv)
 		return cc_main(base, argc - 1, argv + 1);
 	if (!strcmp(base, "nvshim") && argc > 1 && cc_is_name(argv[1]))
 		return cc_main(argv[1], argc - 2, argv + 2);
+	if (!strcmp(base, "nvshim") && argc == 1) {
+		cmd_help_front(stderr);
+		return 1;
+	}
+	if (!strcmp(base, "nvshim") && argc == 2 &&
+	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		cmd_help_front(stdout);
+		return 0;
+	}
+	if (!strcmp(base, "nvshim") && argc == 2 &&
+	    (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")))
+		return cmd_version_front();
 	if (!strcmp(base, "nvshim") && argc > 1) {
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 			if (!strcmp(argv[1], commands[i].name))

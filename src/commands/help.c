@@ -4,13 +4,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libiberty.h>
 
+#include "machine/locate.h"
 #include "model/config.h"
 
 #ifndef NVSHIM_VERSION
 #define NVSHIM_VERSION "0"
+#endif
+#ifndef NVSHIM_REL_DOCDIR
+#define NVSHIM_REL_DOCDIR "share/doc/nvshim"
 #endif
 
 /* The usage lines of `nvshim help` and the man page. */
@@ -20,7 +25,13 @@ static const struct {
 } usage_lines[] = {
 	{ "nvcc ARGS...", "(nvshim run under the name nvcc) acts as nvcc" },
 	{ "nvshim ARGS...", "acts as nvcc with ARGS" },
-	{ "nvshim nvcc ARGS...", "the same, for ARGS that start with a command word" },
+	{ "nvshim nvcc ARGS...",
+	  "the same, for ARGS that start with a command word, and for nvcc's own --help and "
+	  "--version" },
+	{ "nvshim --help | -h", "a short usage of nvshim (the nvcc name gives nvcc's help)" },
+	{ "nvshim --version | -V",
+	  "nvshim's version, then the --version text of the nvcc it runs, as nvcc prints it (so "
+	  "that CMake and Meson, given nvshim as the CUDA compiler, still find nvcc's banner)" },
 	{ "nvshim help [--man]", "this text (--man: the nvshim(1) manual page, in troff)" },
 	{ "nvshim version", "nvshim's version and the nvcc it runs" },
 	{ "nvshim config [--template]", "every setting, its value and where it came from" },
@@ -29,8 +40,9 @@ static const struct {
 	{ "nvshim stats [--json] [--zero]",
 	  "what nvshim did, per build and in total: invocations, rewrites by rule, targets dropped, "
 	  "renamed and upgraded, probes, cache hits, time added (--zero: start again)" },
-	{ "nvshim env",
-	  "shell lines that put nvshim in front of nvcc: eval \"$(nvshim env)\" (PATH, CUDACXX, "
+	{ "nvshim env [--shell=sh|bash|zsh|fish]",
+	  "shell lines that put nvshim in front of nvcc: eval \"$(nvshim env)\", or nvshim env "
+	  "--shell=fish | source (PATH, CUDACXX, "
 	  "PYTORCH_NVCC, CUDA_NVCC_EXECUTABLE; CUDA_HOME, CUDA_PATH and CUDAToolkit_ROOT name the "
 	  "toolkit view)" },
 	{ "nvshim toolkit-view",
@@ -189,4 +201,41 @@ int cmd_help(int n, char **args)
 	printf("\nFiles, lowest precedence first: <prefix>/etc/nvshim.ini, /etc/nvshim.ini,\n"
 	       "~/.config/nvshim/nvshim.ini, .nvshim.ini in the working directory or above.\n");
 	return 0;
+}
+
+/* `nvshim --help`, `nvshim -h` and a bare `nvshim`: what nvshim is, its commands in one line
+ * each, where the manual is. Under the name nvcc, and as `nvshim nvcc --help`, nvcc answers. */
+void cmd_help_front(FILE *out)
+{
+	struct self self;
+	locate_self(&self);
+	fprintf(out,
+		"nvshim %s: a transparent stand-in for NVIDIA's nvcc\n"
+		"\n"
+		"Usage:\n"
+		"  nvshim NVCC-ARGS...        compile as nvcc would, rewriting what would fail\n"
+		"  nvshim nvcc NVCC-ARGS...   the same; `nvshim nvcc --help` is nvcc's own help\n"
+		"  nvshim COMMAND [ARGS...]   one of nvshim's commands:\n"
+		"    env       shell lines that put nvshim in front of nvcc: eval \"$(nvshim env)\"\n"
+		"    run       run a program with the NVRTC/JIT preload library: nvshim run -- CMD\n"
+		"    doctor    check the toolkit, the GPUs and the configuration\n"
+		"    explain   what nvshim would run for these nvcc arguments, and why\n"
+		"    config    every setting, its value and where it came from\n"
+		"    inspect   which GPUs can run an object, library, program or wheel\n"
+		"    stats     what nvshim did, per build and in total\n"
+		"    also      explain-api, fingerprint, toolkit-view, version, help\n"
+		"  nvshim --version           nvshim's version and the nvcc it runs\n"
+		"\n"
+		"Every command and setting: nvshim help, man nvshim.\n",
+		NVSHIM_VERSION);
+	/* the installed manual, <prefix>/share/doc/nvshim, when it is there */
+	const char *slash = self.exe_dir ? strrchr(self.exe_dir, '/') : NULL;
+	char *readme = slash && NVSHIM_REL_DOCDIR[0] != '/'
+			       ? xasprintf("%.*s/%s/README.md", (int)(slash - self.exe_dir), self.exe_dir,
+					   NVSHIM_REL_DOCDIR)
+			       : NULL;
+	if (readme && !access(readme, R_OK))
+		fprintf(out, "The manual: %s and docs/ beside it.\n", readme);
+	free(readme);
+	locate_self_release(&self);
 }

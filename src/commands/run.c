@@ -109,6 +109,11 @@ int cmd_run(int n, char **args)
 		value = more;
 	}
 #endif
+	/* Build-time compiles too: nvshim's nvcc first on PATH, CUDACXX, PYTORCH_NVCC, CUDA_HOME and
+	 * the rest name it, as after eval "$(nvshim env)" (`nvshim run -- pip install ...`). */
+	if (cmd_env_apply(&s, ENV_SET))
+		diag_note(VERBOSITY_VERBOSE, "nvshim run: no libexec/nvshim/bin/nvcc beside %s: the "
+			  "environment for nvcc is left as it is", s.self.exe ? s.self.exe : "nvshim");
 	setenv("LD_PRELOAD", value, 1);
 	diag_note(VERBOSITY_VERBOSE, "nvshim run: LD_PRELOAD=%s", value);
 	free(value);

@@ -1,6 +1,7 @@
 #include "machine/locate.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #endif
 
 #define LIBEXEC_BIN "/libexec/nvshim/bin"
+#define LIBEXEC_CC "/libexec/nvshim/cc"
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -40,10 +42,13 @@ static void locate_twin(struct self *self)
 {
 	/* An absolute CMAKE_INSTALL_BINDIR is not relative to the prefix: use bin/. */
 	const char *bindir = NVSHIM_REL_BINDIR[0] == '/' ? "bin" : NVSHIM_REL_BINDIR;
-	if (ends_with(self->exe_dir, LIBEXEC_BIN)) {
-		/* Run as <prefix>/libexec/nvshim/bin/nvcc: the twin is <prefix>/bin/nvshim, or
-		 * <build>/nvshim in a build tree. */
-		size_t plen = strlen(self->exe_dir) - strlen(LIBEXEC_BIN);
+	const char *under = ends_with(self->exe_dir, LIBEXEC_BIN)  ? LIBEXEC_BIN
+			    : ends_with(self->exe_dir, LIBEXEC_CC) ? LIBEXEC_CC
+								   : NULL;
+	if (under) {
+		/* Run as <prefix>/libexec/nvshim/bin/nvcc or libexec/nvshim/cc/NAME: the twin is
+		 * <prefix>/bin/nvshim, or <build>/nvshim in a build tree. */
+		size_t plen = strlen(self->exe_dir) - strlen(under);
 		char *prefix = xstrndup(self->exe_dir, plen);
 		char *bin = concat(prefix, "/", bindir, "/nvshim", NULL);
 		char *flat = concat(prefix, "/nvshim", NULL);
@@ -83,6 +88,7 @@ void locate_self(struct self *self)
 	if (!stat("/proc/self/exe", &sb)) {
 		self->dev = sb.st_dev;
 		self->ino = sb.st_ino;
+		self->size = sb.st_size;
 		self->known = 1;
 	}
 	if (self->exe_dir)
@@ -96,6 +102,26 @@ void locate_self_release(struct self *self)
 	memset(self, 0, sizeof(*self));
 }
 
+/* 1 if the file at path, of the running nvshim's size, has its bytes too. */
+static int same_bytes_as_self(const char *path)
+{
+	int a = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), b = open(path, O_RDONLY | O_CLOEXEC);
+	int same = a >= 0 && b >= 0;
+	char x[65536], y[65536];
+	while (same) {
+		ssize_t n = read(a, x, sizeof(x)), m = read(b, y, sizeof(y));
+		if (n < 0 || n != m || memcmp(x, y, (size_t)n))
+			same = 0;
+		else if (!n)
+			break;
+	}
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	return same;
+}
+
 int locate_is_candidate(const struct self *self, const char *path, int *is_self)
 {
 	struct stat sb;
@@ -103,7 +129,8 @@ int locate_is_candidate(const struct self *self, const char *path, int *is_self)
 	if (stat(path, &sb) || !S_ISREG(sb.st_mode) || access(path, X_OK))
 		return 0;
 	if ((self->known && sb.st_dev == self->dev && sb.st_ino == self->ino) ||
-	    (self->twin_known && sb.st_dev == self->twin_dev && sb.st_ino == self->twin_ino)) {
+	    (self->twin_known && sb.st_dev == self->twin_dev && sb.st_ino == self->twin_ino) ||
+	    (self->known && sb.st_size == self->size && same_bytes_as_self(path))) {
 		*is_self = 1;
 		return 0;
 	}

@@ -12,7 +12,11 @@
  * link, so that tools which follow symlinks to learn a compiler's name, such as ccache 4.7, see
  * "nvcc"; a copy when the prefix was copied without its links). Each knows the other, its
  * twin: neither is ever taken for the real nvcc, and run as the second, `exe_dir` is still the
- * directory of the first, from which the settings and helper programs are found.
+ * directory of the first, from which the settings and helper programs are found. The host
+ * compilers' names, <prefix>/libexec/nvshim/cc/NAME, have <prefix>/bin/nvshim for twin too.
+ * A file of the same size and bytes as the running nvshim is nvshim as well: a prefix that
+ * holds copies, not links (a copied prefix, or pip's install of the wheel, which has no links),
+ * never runs one of its copies as the real nvcc or host compiler.
  *
  * The loop guard: nvshim puts NVSHIM_DEPTH in the environment of the nvcc it runs. An nvshim
  * that acts as nvcc and finds NVSHIM_DEPTH already set was started, directly or through a
@@ -36,6 +40,7 @@ struct self {
 	dev_t twin_dev; /* the other installed name of nvshim, when it is there */
 	ino_t twin_ino;
 	int twin_known;
+	off_t size;     /* the running file's size, when known: a copy of it is nvshim too */
 };
 
 void locate_self(struct self *self);

@@ -81,7 +81,7 @@ check "long command line: the real nvcc compiles through the options file" test 
 
 # Log file: one JSON line per invocation.
 NVSHIM_LOG_FILE="$WORK/log.jsonl" FAKE_STATUS=3 "$NVSHIM" -c k.cu >/dev/null 2>&1
-NVSHIM_LOG_FILE="$WORK/log.jsonl" "$NVSHIM" --version >/dev/null 2>&1
+NVSHIM_LOG_FILE="$WORK/log.jsonl" "$NVSHIM" nvcc --version >/dev/null 2>&1
 check "log file: one line per invocation" test "$(wc -l <"$WORK/log.jsonl")" -eq 2
 check "log file: valid JSON with argv, status and time" python3 -c '
 import json, sys
@@ -110,6 +110,34 @@ fi
 # nvshim's own commands.
 check "help lists commands and settings" sh -c "'$NVSHIM' help | grep -q 'nvshim explain' && '$NVSHIM' help | grep -q options_file_threshold"
 check "version names nvshim and the nvcc it runs" sh -c "'$NVSHIM' version | grep -q '^nvshim ' && '$NVSHIM' version | grep -q '$FAKE'"
+
+# The front door: under the name nvshim, --help, -h, a bare nvshim and --version are nvshim's
+# (under the name nvcc and as `nvshim nvcc --help` they are nvcc's: e2e_identity).
+help=$("$NVSHIM" --help)
+st=$?
+check "nvshim --help: status 0, nvshim's short usage" test $st -eq 0 -a "$(head -1 <<<"$help")" = \
+	"nvshim $(sed -n 's/^project(nvshim VERSION \([0-9.]*\).*/\1/p' "${NVSHIM_SOURCE_DIR:-$(dirname "$0")/../..}/CMakeLists.txt"): a transparent stand-in for NVIDIA's nvcc"
+check "nvshim --help: short, with the commands and where the manual is" test "$(wc -l <<<"$help")" -le 30 -a \
+	-n "$(grep -e '^ *env ' <<<"$help")" -a -n "$(grep -e '^ *run ' <<<"$help")" -a -n "$(grep 'man nvshim' <<<"$help")"
+check "nvshim --help runs no nvcc" test -z "$(grep -F '[--help]' <<<"$help")"
+check "nvshim -h is nvshim --help" test "$("$NVSHIM" -h)" = "$help"
+out=$("$NVSHIM" 2>&1 >/dev/null)
+st=$?
+check "a bare nvshim: the usage on stderr, status 1" test $st -eq 1 -a "$out" = "$help"
+out=$("$NVSHIM" --version 2>"$WORK/err")
+st=$?
+check "nvshim --version: nvshim's line, nvcc's --version text, the nvcc it runs" test $st -eq 0 -a "$out" = \
+"nvshim $(sed -n 2p <<<"$help" >/dev/null; head -1 <<<"$help" | sed 's/^nvshim \([^:]*\):.*/\1/'), a stand-in for nvcc (nvshim --help; nvcc's text alone: nvshim nvcc --version)
+[--version]
+depth=1
+nvshim runs $FAKE (found through real_nvcc (env NVSHIM_NVCC))"
+check "nvshim -V is nvshim --version" test "$("$NVSHIM" -V 2>/dev/null)" = "$out"
+check "nvshim --version with more arguments is nvcc's" test "$("$NVSHIM" --version -v 2>/dev/null)" = "[--version]
+[-v]
+depth=1"
+out=$(NVSHIM_NVCC="$NVSHIM" "$NVSHIM" --version 2>&1)
+st=$?
+check "nvshim --version without a real nvcc: status 1, says why" test $st -eq 1 -a -n "$(grep 'is nvshim itself' <<<"$out")"
 out=$(NVSHIM_VERBOSITY=verbose "$NVSHIM" config)
 check "config shows values with origins" grep -q '^verbosity *= verbose *# env NVSHIM_VERBOSITY$' <<<"$out"
 check "config shows real_nvcc from NVSHIM_NVCC" grep -q "^real_nvcc *= $FAKE *# env NVSHIM_NVCC$" <<<"$out"

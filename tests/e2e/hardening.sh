@@ -168,7 +168,7 @@ else
 	skip "cache_dir a link of another user's" "cannot chown"
 fi
 # A missing cache directory is made at once, private, before anything is cached in it.
-NVSHIM_CACHE_DIR="$WORK/fresh/cache" "$NVSHIM" --version >/dev/null 2>"$WORK/err"
+NVSHIM_CACHE_DIR="$WORK/fresh/cache" "$NVSHIM" nvcc --version >/dev/null 2>"$WORK/err"
 check "cache_dir missing: made, mode 700 and ours, nothing said" \
 	test "$(stat -c '%a %u' fresh/cache 2>/dev/null)" = "700 $(id -u)" -a ! -s "$WORK/err"
 # A read-only and a full cache directory (tmpfs mounts in a private mount namespace).

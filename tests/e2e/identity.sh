@@ -2,8 +2,15 @@
 # Identity: for each invocation, nvshim and the real nvcc give the same stdout, stderr, exit
 # status and output files (byte for byte, once nvcc's random tmpxft_ names are normalised).
 # Both run in the same directory, one after the other, so paths in their output agree.
+# nvshim runs under the name nvcc (libexec/nvshim/bin/nvcc), as builds run it; under the name
+# nvshim, --help, -h, --version and no arguments are nvshim's own, and `nvshim nvcc ARGS` is nvcc
+# again (the last cases).
 NVSHIM=$1 NVCC=$2
 . "$(dirname "$0")/lib.sh"
+SHIM_NVCC="${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}/libexec/nvshim/bin/nvcc"
+[ -x "$SHIM_NVCC" ] || { not_ok "nvshim's nvcc name" "no $SHIM_NVCC"; finish; }
+# The tool's words before the arguments: none for the nvcc name, `nvcc` for `nvshim nvcc`.
+SHIM=("$SHIM_NVCC")
 FIXTURES=$(cd "$(dirname "$0")/fixtures" && pwd)
 RUN="$WORK/run"
 
@@ -13,7 +20,9 @@ run_side() {
 	rm -rf "$RUN" "$WORK/$side"
 	mkdir -p "$WORK/$side/files"
 	cp -r "$FIXTURES" "$RUN"
-	( cd "$RUN" && env "${ENVS[@]}" "$tool" "${ARGS[@]}" <"$stdin" >"$WORK/$side/stdout" 2>"$WORK/$side/stderr"; echo $? >"$WORK/$side/status" )
+	local words=("$tool")
+	[ "$side" = nvshim ] && words=("${SHIM[@]}")
+	( cd "$RUN" && env "${ENVS[@]}" "${words[@]}" "${ARGS[@]}" <"$stdin" >"$WORK/$side/stdout" 2>"$WORK/$side/stderr"; echo $? >"$WORK/$side/status" )
 	# Every file the run created.
 	( cd "$RUN" && find . -type f | sort | while read -r f; do
 		[ -e "$FIXTURES/$f" ] && cmp -s "$f" "$FIXTURES/$f" && continue
@@ -38,7 +47,7 @@ same() {
 	shift
 	ARGS=("$@")
 	run_side nvcc "$NVCC" "$stdin"
-	run_side nvshim "$NVSHIM" "$stdin"
+	run_side nvshim "${SHIM[0]}" "$stdin"
 	local why=()
 	cmp -s "$WORK/nvcc/status" "$WORK/nvshim/status" ||
 		why+=("status: nvcc $(cat "$WORK/nvcc/status"), nvshim $(cat "$WORK/nvshim/status")")
@@ -64,9 +73,16 @@ same() {
 same "--version" -- --version
 same "-V" -- -V
 same "--help" -- --help
+same "-h" -- -h
 same "no arguments" --
 same "--list-gpu-code" -- --list-gpu-code
 same "--list-gpu-arch" -- --list-gpu-arch
+SHIM=("$NVSHIM" nvcc)
+same "nvshim nvcc --help" -- --help
+same "nvshim nvcc --version" -- --version
+same "nvshim nvcc -h" -- -h
+same "nvshim nvcc (no arguments)" --
+SHIM=("$SHIM_NVCC")
 EXPECT_FILES=1
 same "compile -c -o" -- -c kernel.cu -o kernel.o
 same "compile with default output name" -- -c kernel.cu

@@ -15,7 +15,7 @@ else
 fi
 
 # The symlink named as the real nvcc: a clear error, no run.
-out=$(NVSHIM_NVCC="$WORK/link/nvcc" "$NVSHIM" --version 2>&1)
+out=$(NVSHIM_NVCC="$WORK/link/nvcc" "$NVSHIM" nvcc --version 2>&1)
 st=$?
 check "real_nvcc that is nvshim: status 1" test $st -eq 1
 check "real_nvcc that is nvshim: says so" grep -q "is nvshim itself" <<<"$out"

@@ -80,7 +80,7 @@ check "loop guard: with only the view, a compile runs the real nvcc (status 0, n
 	test $? -eq 0 -a -z "$out2" -a -s "$WORK/k0.o"
 check "loop guard: once, by the real nvcc" test "$(wc -l <"$WORK/guard2.log")" = 1 -a \
 	"$(grep -c "\"tool\":\"$REAL\"" "$WORK/guard2.log")" = 1
-out2=$(NVSHIM_NVCC="$view/bin/nvcc" "$NVSHIM" --version 2>&1)
+out2=$(NVSHIM_NVCC="$view/bin/nvcc" "$NVSHIM" nvcc --version 2>&1)
 check "loop guard: real_nvcc set to the view's nvcc is refused" \
 	test $? -eq 1 -a -n "$(grep 'is nvshim itself' <<<"$out2")"
 # A view of the second toolkit: nvshim runs that toolkit's nvcc, not the first one on PATH.

@@ -34,7 +34,7 @@ helper=$(dirname "$NVSHIM")/libexec/nvshim/nvshim-devices
 [ -x "$helper" ] || helper=$(dirname "$NVSHIM")/../libexec/nvshim/nvshim-devices
 for i in 1 2 3; do t0=$(date +%s%N); "$helper" >/dev/null; t1=$(date +%s%N); echo "# nvshim-devices (NVML query, cold process): $(((t1 - t0) / 1000)) us"; done
 for i in 1 2 3; do
-	t0=$(date +%s%N); "$NVSHIM" --version >/dev/null; t1=$(date +%s%N); "$NVCC" --version >/dev/null; t2=$(date +%s%N)
+	t0=$(date +%s%N); "$NVSHIM" nvcc --version >/dev/null; t1=$(date +%s%N); "$NVCC" --version >/dev/null; t2=$(date +%s%N)
 	echo "# --version: nvshim $(((t1 - t0) / 1000)) us, nvcc $(((t2 - t1) / 1000)) us"
 done
 # A compile with a target list, caches warm: the targets pass's cost.

@@ -179,3 +179,36 @@ Test(locate, on_path_skips_nvshim_itself)
 	cr_assert_null(locate_on_path(&self, test_env, "no-such-compiler"));
 	free(path);
 }
+
+/* A copy of the running program (pip's install of the wheel has copies, not links): the same
+ * size and bytes are nvshim itself; a copy changed in one byte, of the same size, is not. */
+Test(locate, a_copy_of_itself_is_itself)
+{
+	FILE *in = fopen(self.exe, "rb");
+	cr_assert_not_null(in);
+	char *copy = concat(plain_dir, "/copy", NULL), *changed = concat(plain_dir, "/changed", NULL);
+	FILE *a = fopen(copy, "wb"), *b = fopen(changed, "wb");
+	cr_assert(a && b);
+	char buf[8192];
+	size_t n, total = 0;
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		fwrite(buf, 1, n, a);
+		if (total + n > 100000 && total <= 100000)
+			buf[100000 - total] ^= 1;
+		fwrite(buf, 1, n, b);
+		total += n;
+	}
+	fclose(in);
+	fclose(a);
+	fclose(b);
+	chmod(copy, 0755);
+	chmod(changed, 0755);
+	cr_assert_gt(total, 100000);
+	int is_self;
+	cr_assert_not(locate_is_candidate(&self, copy, &is_self));
+	cr_assert(is_self);
+	cr_assert(locate_is_candidate(&self, changed, &is_self));
+	cr_assert_not(is_self);
+	free(copy);
+	free(changed);
+}

