@@ -14,7 +14,7 @@ static const struct {
 	{ "config", cmd_config }, { "doctor", cmd_doctor },   { "env", cmd_env },
 	{ "explain", cmd_explain }, { "explain-api", cmd_explain_api },
 	{ "fingerprint", cmd_fingerprint }, { "help", cmd_help },
-	{ "inspect", cmd_inspect }, { "nvcc", nvcc_main }, { "run", cmd_run }, { "stats", cmd_stats },
+	{ "inspect", cmd_inspect }, { "migrate", cmd_migrate }, { "nvcc", nvcc_main }, { "run", cmd_run }, { "stats", cmd_stats },
 	{ "toolkit-view", cmd_toolkit_view }, { "version", cmd_version },
 };
 

@@ -6,6 +6,7 @@
  *   nvshim stats [--json] [--zero]        what nvshim did, per build and in total
  *   nvshim toolkit-view                  the toolkit view `nvshim env` sets CUDA_HOME to
  *   nvshim explain-api NAME... | --list  (also `nvshim explain api NAME...`)
+ *   nvshim migrate [--apply] FILE...     the lasting fix for removed CUDA APIs, as a diff
  *   nvcc --nvshim-fingerprint            `nvshim fingerprint` under any name (for ccache)
  *   cc, c++, gcc, g++, clang, clang++ ARGS...  (by name, or `nvshim cc ARGS...`)
  *                                        act as the host compiler (modes/cc.h)
@@ -28,6 +29,7 @@ int cmd_env(int n, char **args);         /* env.c */
 int cmd_explain(int n, char **args);     /* explain.c */
 int cmd_explain_api(int n, char **args); /* explain_api.c */
 int cmd_fingerprint(int n, char **args); /* fingerprint.c */
+int cmd_migrate(int n, char **args);     /* migrate.c */
 int cmd_help(int n, char **args);        /* help.c (and the man page) */
 int cmd_inspect(int n, char **args);     /* inspect.c */
 int cmd_run(int n, char **args);         /* run.c */

@@ -47,6 +47,11 @@ static const struct {
 	{ "nvshim explain-api NAME... | --list",
 	  "a removed or changed CUDA API (cudaDeviceProp::clockRate, cuCtxCreate, ...): the toolkit "
 	  "that changed it, the replacement and an example; also `nvshim explain api NAME`" },
+	{ "nvshim migrate [--apply] FILE...",
+	  "the lasting fix for removed and changed CUDA and CCCL APIs in these sources, as a unified "
+	  "diff: code that builds with plain nvcc on CUDA 12.x and 13.x (version-guarded where the old "
+	  "form is needed on 12.x); --apply writes it; exit status 0, 1 a use was left as it was, 2 "
+	  "unreadable" },
 	{ "nvshim fingerprint [--show]",
 	  "a key that changes when nvshim's rewrite could change, for a compiler cache that runs "
 	  "nvshim; also nvcc --nvshim-fingerprint" },

@@ -314,6 +314,15 @@ static char *type_name(char *s)
 	}
 	if (!strncmp(p, "::", 2))
 		p += 2;
+	/* CCCL's inline ABI namespaces: "thrust::THRUST_300001_SM_750_NS::cuda_cub" -> "thrust::cuda_cub" */
+	for (char *c = p; (c = strstr(c, "::")) != NULL;) {
+		char *w = c + 2, *e = w + strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+		if (e - w > 4 && !strncmp(e - 3, "_NS", 3) && (!*e || !strncmp(e, "::", 2)) &&
+		    (!strncmp(w, "THRUST_", 7) || !strncmp(w, "CUB_", 4) || !strncmp(w, "CCCL_", 5)))
+			memmove(c, e, strlen(e) + 1);
+		else
+			c = w;
+	}
 	size_t n = strlen(p);
 	while (n && (p[n - 1] == ' ' || p[n - 1] == '&' || p[n - 1] == '*'))
 		n--;
@@ -352,15 +361,17 @@ static char *function_in_signature(char *sig)
 
 static int has(const char *msg, const char *what) { return strstr(msg, what) != NULL; }
 
-/* What an error message is about. *by_call: the function called at the caret is, which the
- * message does not name. */
+/* What an error message is about. *by_call: 1, the function called at the caret is, which the
+ * message does not name; 2, the (qualified) name before the message's column is. */
 static char *message_name(const char *m, int *by_call)
 {
 	const char *rest = NULL;
 	char *a, *b;
 	*by_call = 0;
-	/* nvcc: class "X" has no member "Y", namespace "X" has no member "Y" */
-	if (has(m, " has no member \"") && (a = quoted_after(m, NULL, &rest))) {
+	/* nvcc: class "X" has no member "Y", namespace "X" has no member "Y" (or, for a template
+	 * used as a base, has no member class "Y") */
+	if ((has(m, " has no member \"") || has(m, " has no member class \"")) &&
+	    (a = quoted_after(m, NULL, &rest))) {
 		b = quoted_after(rest, "has no member", NULL);
 		if (b)
 			return member(a, b);
@@ -382,6 +393,30 @@ static char *message_name(const char *m, int *by_call)
 		if (a)
 			return member(a, b);
 		free(b);
+		return NULL;
+	}
+	/* gcc (also as nvcc's preprocessor): "thrust/optional.h: No such file or directory", clang:
+	 * "'thrust/optional.h' file not found": a header that is gone */
+	if (has(m, ": No such file or directory")) {
+		size_t n = (size_t)(strstr(m, ": No such file or directory") - m);
+		if (n && !memchr(m, ' ', n))
+			return xstrndup(m, n);
+	}
+	if (m[0] == '\'' && has(m, "' file not found"))
+		return quoted_after(m, NULL, NULL);
+	/* clang: no template named 'Y' in namespace 'X' */
+	if (!strncmp(m, "no template named '", 19) && has(m, "' in namespace '") &&
+	    (b = quoted_after(m, NULL, &rest))) {
+		a = quoted_after(rest, NULL, NULL);
+		if (a)
+			return member(a, b);
+		free(b);
+		return NULL;
+	}
+	/* gcc: expected template-name before '<' token (a removed template used as a base): the
+	 * name before the column */
+	if (!strncmp(m, "expected template-name before '<'", 33)) {
+		*by_call = 2;
 		return NULL;
 	}
 	/* Names that do not exist (any more). */
@@ -583,7 +618,24 @@ void api_read_errors(const char *text, const struct api_table *t, struct api_err
 		plain = plain_quotes(msg);
 		int by_call = 0;
 		char *name = message_name(plain, &by_call);
-		if (by_call) {
+		if (by_call == 2) {
+			/* The (qualified) name that ends before the column, read from the file. */
+			char *fl = col ? file_line(file, line) : NULL;
+			if (fl && col - 1 <= strlen(fl)) {
+				size_t e = col - 1;
+				while (e > 0 && isspace((unsigned char)fl[e - 1]))
+					e--;
+				size_t b = e;
+				while (b > 0 && (ident_char(fl[b - 1]) || fl[b - 1] == ':'))
+					b--;
+				while (b < e && fl[b] == ':')
+					b++;
+				if (b < e && !isdigit((unsigned char)fl[b]))
+					name = xstrndup(fl + b, e - b);
+			}
+			free(fl);
+			by_call = 0;
+		} else if (by_call) {
 			/* The echoed line and the caret line under it. */
 			const char *n2;
 			char *src = *p ? line_at(p, &n2) : NULL;

@@ -1,0 +1,149 @@
+#include "commands/commands.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libiberty.h>
+
+#include "base/diag.h"
+#include "diagnose/migrate.h"
+
+/* `nvshim migrate [--apply] FILE...`: for each file, the lasting fix of every removed or changed
+ * CUDA or CCCL API its text uses (diagnose/migrate.h), printed as a unified diff on stdout; with
+ * --apply written back (a temporary file beside it, with its mode, renamed over it). A use left
+ * as it was is a warning naming the line and why. Exit status 0, 1 when a use was left, 2 for a
+ * usage error or a file that cannot be read or written. A file with nothing to change prints
+ * nothing. */
+
+static char *read_all(const char *path, size_t *len, mode_t *mode)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	struct stat sb;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		if (!errno)
+			errno = EINVAL;
+		close(fd);
+		errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
+		return NULL;
+	}
+	*mode = sb.st_mode & 07777;
+	size_t cap = (size_t)sb.st_size + 1, n = 0;
+	char *buf = XNEWVEC(char, cap);
+	for (;;) {
+		if (n + 1 >= cap) {
+			cap *= 2;
+			buf = XRESIZEVEC(char, buf, cap);
+		}
+		ssize_t got = read(fd, buf + n, cap - n - 1);
+		if (got < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (!got)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* Writes text to path through a temporary file beside it, renamed over it; the mode kept. */
+static int write_atomic(const char *path, const char *text, size_t len, mode_t mode)
+{
+	char *tmp = xasprintf("%s.nvshim-migrate.XXXXXX", path);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		free(tmp);
+		return -1;
+	}
+	size_t off = 0;
+	int ok = 1;
+	while (ok && off < len) {
+		ssize_t w = write(fd, text + off, len - off);
+		if (w <= 0)
+			ok = 0;
+		else
+			off += (size_t)w;
+	}
+	ok = ok && !fchmod(fd, mode) && !fsync(fd);
+	ok = !close(fd) && ok;
+	if (!ok || rename(tmp, path)) {
+		int e = errno;
+		unlink(tmp);
+		free(tmp);
+		errno = e;
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}
+
+int cmd_migrate(int n, char **args)
+{
+	int apply = 0, files = 0, status = 0;
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(args[i], "--apply"))
+			apply = 1;
+		else if (!strcmp(args[i], "--help") || !strcmp(args[i], "-h")) {
+			printf("usage: nvshim migrate [--apply] FILE...\n");
+			return 0;
+		} else if (args[i][0] == '-' && args[i][1]) {
+			error("migrate: unknown option %s; usage: nvshim migrate [--apply] FILE...", args[i]);
+			return 2;
+		} else
+			files++;
+	}
+	if (!files) {
+		fprintf(stderr, "usage: nvshim migrate [--apply] FILE...\n");
+		return 2;
+	}
+	for (int i = 0; i < n; i++) {
+		if (args[i][0] == '-' && args[i][1])
+			continue;
+		const char *path = args[i];
+		size_t len = 0;
+		mode_t mode = 0644;
+		char *text = read_all(path, &len, &mode);
+		if (!text) {
+			error("migrate: cannot read %s: %s", path, strerror(errno));
+			status = 2;
+			continue;
+		}
+		struct migrate_result r;
+		migrate_text(text, len, &r);
+		for (size_t k = 0; k < r.skipped.n; k++)
+			warning("migrate: %s:%s", path, r.skipped.v[k]);
+		if (r.skipped.n && status < 1)
+			status = 1;
+		if (r.len != len || memcmp(r.text, text, len)) {
+			char *d = migrate_diff(path, text, len, r.text, r.len);
+			fputs(d, stdout);
+			free(d);
+			if (apply) {
+				if (write_atomic(path, r.text, r.len, mode)) {
+					error("migrate: cannot write %s: %s", path, strerror(errno));
+					status = 2;
+				} else {
+					diag_note(VERBOSITY_NORMAL, "migrate: %s: %zu use%s rewritten", path, r.changes,
+						  r.changes == 1 ? "" : "s");
+				}
+			}
+		}
+		migrate_result_release(&r);
+		free(text);
+	}
+	fflush(stdout);
+	return status;
+}

@@ -1,0 +1,1259 @@
+#include "diagnose/migrate.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libiberty.h>
+
+/* ---- the recipes ---- */
+
+enum guard { G_NONE, G_CUDART, G_CUDA, G_CCCL, G_COUNT };
+
+static const char *const guard_cond[G_COUNT] = { NULL, "CUDART_VERSION >= 13000", "CUDA_VERSION >= 13000",
+						 "CCCL_MAJOR_VERSION >= 3" };
+
+enum kind {
+	K_RENAME,  /* the name becomes `to` */
+	K_FIELD,   /* OBJ.FIELD / OBJ->FIELD read: nvshim_migrate_attr(`to`, DEVICE) */
+	K_ARGS,    /* a call with `argc` arguments gets `to` inserted before argument `pos` (or, with
+		      `to` NULL, argument `pos` dropped) */
+	K_MACRO,   /* NAME(a, b) becomes `to` with $1 and $2 replaced by the arguments */
+	K_BASE,    /* a base class removed, the aliases its arguments named declared in the class */
+	K_VALUE,   /* the whole call becomes `to` */
+	K_LOCATION /* argument `pos` (a device number) becomes a memory location; with argc == 4 and
+		      `to` "0", flags are inserted before the stream (prefetch) */
+};
+
+struct recipe {
+	const char *name;
+	enum kind kind;
+	const char *to;
+	enum guard guard;
+	int argc, pos;
+	const char *form;
+};
+
+#define FIELD(f, attr)                                                                                 \
+	{ "cudaDeviceProp::" f, K_FIELD, attr, G_NONE, 0, 0,                                           \
+	  "OBJ." f " -> nvshim_migrate_attr(" attr ", DEVICE), DEVICE the one passed to "              \
+	  "cudaGetDeviceProperties(&OBJ, DEVICE); a static helper calling cudaDeviceGetAttribute is "  \
+	  "added after the leading #includes" }
+#define RENAME(a, b) { a, K_RENAME, b, G_NONE, 0, 0, a " -> " b }
+#define GRENAME(a, b, g, c) { a, K_RENAME, b, g, 0, 0, a " -> " b ", guarded by #if " c }
+#define INSERT_D(f, n, p, ex) { f, K_ARGS, "NULL", G_CUDA, n, p, ex ", guarded by #if CUDA_VERSION >= 13000" }
+#define INSERT_R(f, n, p, ex) { f, K_ARGS, "NULL", G_CUDART, n, p, ex ", guarded by #if CUDART_VERSION >= 13000" }
+#define CCCL(a, b) { a, K_RENAME, b, G_CCCL, 0, 0, a " -> " b ", guarded by #if CCCL_MAJOR_VERSION >= 3" }
+#define MACRO(a, b) { a, K_MACRO, b, G_NONE, 2, 0, a "(x, y) -> " b " (CCCL 2.8's expansion)" }
+
+static const struct recipe recipes[] = {
+	FIELD("clockRate", "cudaDevAttrClockRate"),
+	FIELD("memoryClockRate", "cudaDevAttrMemoryClockRate"),
+	FIELD("computeMode", "cudaDevAttrComputeMode"),
+	FIELD("deviceOverlap", "cudaDevAttrGpuOverlap"),
+	FIELD("kernelExecTimeoutEnabled", "cudaDevAttrKernelExecTimeout"),
+	FIELD("singleToDoublePrecisionPerfRatio", "cudaDevAttrSingleToDoublePrecisionPerfRatio"),
+	RENAME("cudaThreadSynchronize", "cudaDeviceSynchronize"),
+	RENAME("cudaThreadExit", "cudaDeviceReset"),
+	RENAME("cudaThreadGetCacheConfig", "cudaDeviceGetCacheConfig"),
+	RENAME("cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig"),
+	RENAME("cudaThreadGetLimit", "cudaDeviceGetLimit"),
+	RENAME("cudaThreadSetLimit", "cudaDeviceSetLimit"),
+	RENAME("cudaGetDeviceProperties_v2", "cudaGetDeviceProperties"),
+	RENAME("cudaDevAttrMaxTimelineSemaphoreInteropSupported", "cudaDevAttrTimelineSemaphoreInteropSupported"),
+	{ "cudaSetDoubleForDevice", K_VALUE, "cudaSuccess", G_NONE, 0, 0,
+	  "cudaSetDoubleForDevice(&d) -> cudaSuccess (it did nothing)" },
+	{ "cudaSetDoubleForHost", K_VALUE, "cudaSuccess", G_NONE, 0, 0,
+	  "cudaSetDoubleForHost(&d) -> cudaSuccess (it did nothing)" },
+	GRENAME("CU_TARGET_COMPUTE_101", "CU_TARGET_COMPUTE_110", G_CUDA, "CUDA_VERSION >= 13000"),
+	GRENAME("CU_TARGET_COMPUTE_101A", "CU_TARGET_COMPUTE_110A", G_CUDA, "CUDA_VERSION >= 13000"),
+	GRENAME("CU_TARGET_COMPUTE_101F", "CU_TARGET_COMPUTE_110F", G_CUDA, "CUDA_VERSION >= 13000"),
+	INSERT_D("cuCtxCreate", 3, 1, "cuCtxCreate(&ctx, flags, dev) -> cuCtxCreate(&ctx, NULL, flags, dev)"),
+	INSERT_R("cudaGraphAddDependencies", 4, 3, "cudaGraphAddDependencies(g, from, to, n) -> cudaGraphAddDependencies(g, from, to, NULL, n)"),
+	INSERT_R("cudaGraphRemoveDependencies", 4, 3, "cudaGraphRemoveDependencies(g, from, to, n) -> cudaGraphRemoveDependencies(g, from, to, NULL, n)"),
+	INSERT_R("cudaGraphGetEdges", 4, 3, "cudaGraphGetEdges(g, from, to, &n) -> cudaGraphGetEdges(g, from, to, NULL, &n)"),
+	INSERT_R("cudaGraphNodeGetDependencies", 3, 2, "cudaGraphNodeGetDependencies(node, deps, &n) -> cudaGraphNodeGetDependencies(node, deps, NULL, &n)"),
+	INSERT_R("cudaGraphNodeGetDependentNodes", 3, 2, "cudaGraphNodeGetDependentNodes(node, deps, &n) -> cudaGraphNodeGetDependentNodes(node, deps, NULL, &n)"),
+	INSERT_R("cudaGraphAddNode", 5, 3, "cudaGraphAddNode(&node, g, deps, n, &p) -> cudaGraphAddNode(&node, g, deps, NULL, n, &p)"),
+	INSERT_R("cudaStreamGetCaptureInfo", 6, 5, "cudaStreamGetCaptureInfo(s, &st, &id, &g, &deps, &n) -> cudaStreamGetCaptureInfo(s, &st, &id, &g, &deps, NULL, &n)"),
+	INSERT_R("cudaStreamUpdateCaptureDependencies", 4, 2, "cudaStreamUpdateCaptureDependencies(s, deps, n, flags) -> cudaStreamUpdateCaptureDependencies(s, deps, NULL, n, flags)"),
+	INSERT_D("cuGraphAddDependencies", 4, 3, "cuGraphAddDependencies(g, from, to, n) -> cuGraphAddDependencies(g, from, to, NULL, n)"),
+	INSERT_D("cuGraphRemoveDependencies", 4, 3, "cuGraphRemoveDependencies(g, from, to, n) -> cuGraphRemoveDependencies(g, from, to, NULL, n)"),
+	INSERT_D("cuGraphGetEdges", 4, 3, "cuGraphGetEdges(g, from, to, &n) -> cuGraphGetEdges(g, from, to, NULL, &n)"),
+	INSERT_D("cuGraphNodeGetDependencies", 3, 2, "cuGraphNodeGetDependencies(node, deps, &n) -> cuGraphNodeGetDependencies(node, deps, NULL, &n)"),
+	INSERT_D("cuGraphNodeGetDependentNodes", 3, 2, "cuGraphNodeGetDependentNodes(node, deps, &n) -> cuGraphNodeGetDependentNodes(node, deps, NULL, &n)"),
+	INSERT_D("cuGraphAddNode", 5, 3, "cuGraphAddNode(&node, g, deps, n, &p) -> cuGraphAddNode(&node, g, deps, NULL, n, &p)"),
+	INSERT_D("cuStreamGetCaptureInfo", 6, 5, "cuStreamGetCaptureInfo(s, &st, &id, &g, &deps, &n) -> cuStreamGetCaptureInfo(s, &st, &id, &g, &deps, NULL, &n)"),
+	INSERT_D("cuStreamUpdateCaptureDependencies", 4, 2, "cuStreamUpdateCaptureDependencies(s, deps, n, flags) -> cuStreamUpdateCaptureDependencies(s, deps, NULL, n, flags)"),
+	{ "cudaMemcpyBatchAsync", K_ARGS, NULL, G_CUDART, 9, 7,
+	  "cudaMemcpyBatchAsync(..., numAttrs, &failIdx, s) -> cudaMemcpyBatchAsync(..., numAttrs, s), guarded by #if CUDART_VERSION >= 13000" },
+	{ "cudaMemcpy3DBatchAsync", K_ARGS, NULL, G_CUDART, 5, 2,
+	  "cudaMemcpy3DBatchAsync(n, ops, &failIdx, flags, s) -> cudaMemcpy3DBatchAsync(n, ops, flags, s), guarded by #if CUDART_VERSION >= 13000" },
+	{ "cuMemcpyBatchAsync", K_ARGS, NULL, G_CUDA, 9, 7,
+	  "cuMemcpyBatchAsync(..., numAttrs, &failIdx, s) -> cuMemcpyBatchAsync(..., numAttrs, s), guarded by #if CUDA_VERSION >= 13000" },
+	{ "cuMemcpy3DBatchAsync", K_ARGS, NULL, G_CUDA, 5, 2,
+	  "cuMemcpy3DBatchAsync(n, ops, &failIdx, flags, s) -> cuMemcpy3DBatchAsync(n, ops, flags, s), guarded by #if CUDA_VERSION >= 13000" },
+	{ "cudaMemAdvise", K_LOCATION, NULL, G_CUDART, 4, 3,
+	  "cudaMemAdvise(p, n, advice, dev) -> cudaMemAdvise(p, n, advice, nvshim_migrate_location(dev)) (cudaCpuDeviceId: the host), guarded by #if CUDART_VERSION >= 13000" },
+	{ "cudaMemPrefetchAsync", K_LOCATION, "0", G_CUDART, 4, 2,
+	  "cudaMemPrefetchAsync(p, n, dev, s) -> cudaMemPrefetchAsync(p, n, nvshim_migrate_location(dev), 0, s) (cudaCpuDeviceId: the host), guarded by #if CUDART_VERSION >= 13000" },
+	{ "cuMemAdvise", K_LOCATION, NULL, G_CUDA, 4, 3,
+	  "cuMemAdvise(p, n, advice, dev) -> cuMemAdvise(p, n, advice, nvshim_migrate_culocation(dev)) (CU_DEVICE_CPU: the host), guarded by #if CUDA_VERSION >= 13000" },
+	{ "cuMemPrefetchAsync", K_LOCATION, "0", G_CUDA, 4, 2,
+	  "cuMemPrefetchAsync(p, n, dev, s) -> cuMemPrefetchAsync(p, n, nvshim_migrate_culocation(dev), 0, s) (CU_DEVICE_CPU: the host), guarded by #if CUDA_VERSION >= 13000" },
+	CCCL("cub::Sum", "cuda::std::plus<>"),
+	CCCL("cub::Max", "cuda::maximum<>"),
+	CCCL("cub::Min", "cuda::minimum<>"),
+	CCCL("cub::Equality", "cuda::std::equal_to<>"),
+	CCCL("cub::Inequality", "cuda::std::not_equal_to<>"),
+	CCCL("cub::Difference", "cuda::std::minus<>"),
+	CCCL("cub::Division", "cuda::std::divides<>"),
+	MACRO("CUB_MAX", "(((y) > (x)) ? (y) : (x))"),
+	MACRO("CUB_MIN", "(((y) < (x)) ? (y) : (x))"),
+	MACRO("CUB_QUOTIENT_FLOOR", "((x) / (y))"),
+	MACRO("CUB_QUOTIENT_CEILING", "(((x) + (y) - 1) / (y))"),
+	MACRO("CUB_ROUND_UP_NEAREST", "((((x) + (y) - 1) / (y)) * y)"),
+	MACRO("CUB_ROUND_DOWN_NEAREST", "(((x) / (y)) * y)"),
+	{ "thrust::unary_function", K_BASE, "argument_type result_type", G_NONE, 2, 0,
+	  "struct F : thrust::unary_function<A, R> { -> struct F { using argument_type = A; using result_type = R;" },
+	{ "thrust::binary_function", K_BASE, "first_argument_type second_argument_type result_type", G_NONE, 3, 0,
+	  "struct F : thrust::binary_function<A1, A2, R> { -> struct F { using first_argument_type = A1; "
+	  "using second_argument_type = A2; using result_type = R;" },
+	RENAME("CUFFT_INCOMPLETE_PARAMETER_LIST", "((cufftResult)0xA)"),
+	RENAME("CUFFT_PARSE_ERROR", "((cufftResult)0xC)"),
+	RENAME("CUFFT_LICENSE_ERROR", "((cufftResult)0x0F)"),
+};
+
+#define NRECIPES (sizeof(recipes) / sizeof(recipes[0]))
+
+static const struct recipe *recipe_find(const char *name)
+{
+	for (size_t i = 0; i < NRECIPES; i++)
+		if (!strcmp(recipes[i].name, name))
+			return &recipes[i];
+	return NULL;
+}
+
+const char *migrate_form(const char *name)
+{
+	const struct recipe *r = name ? recipe_find(name) : NULL;
+	return r ? r->form : NULL;
+}
+
+const char *const *migrate_names(void)
+{
+	static const char *names[NRECIPES + 1];
+	for (size_t i = 0; i < NRECIPES; i++)
+		names[i] = recipes[i].name;
+	names[NRECIPES] = NULL;
+	return names;
+}
+
+void migrate_result_release(struct migrate_result *r)
+{
+	free(r->text);
+	argv_release(&r->skipped);
+	argv_release(&r->fixed);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- the scanner ---- */
+
+struct tok {
+	size_t b, e;   /* bytes [b, e) */
+	unsigned line; /* 1-based */
+	char c;        /* 'i' identifier (a qualified name, "a::b", joined), 'n' number, else the punctuator's first char */
+	unsigned directive : 1; /* on a preprocessor line */
+	unsigned continued : 1; /* on a line continued from the one above (a macro's body) */
+	unsigned old_side : 1;  /* in the #else of a block migrate wrote: the old form, kept */
+};
+
+struct scan {
+	const char *s;
+	size_t len;
+	struct tok *v;
+	size_t n, alloc;
+	size_t *line_start; /* byte offset of each line's start, [0] for line 1 */
+	unsigned nlines;
+	size_t last_include_end; /* the end (after '\n') of the last #include before any code */
+	int saw_code;
+	/* The open #if blocks: bit 0 a block migrate wrote ("#if ... /\* nvshim migrate *\/"), bit 1
+	 * in its #else; old_side counts the blocks of both bits. */
+	unsigned char cond[64];
+	int depth, old_side;
+};
+
+/* A directive at s[k] (after the '#'): the #if stack kept. */
+static void directive_seen(struct scan *sc, size_t k)
+{
+	const char *s = sc->s;
+	size_t len = sc->len, e = k;
+	while (e < len && s[e] != '\n')
+		e++;
+	int word = 0;
+	if (len - k >= 2 && !strncmp(s + k, "if", 2))
+		word = 1;
+	else if ((len - k >= 4 && !strncmp(s + k, "else", 4)) || (len - k >= 4 && !strncmp(s + k, "elif", 4)))
+		word = 2;
+	else if (len - k >= 5 && !strncmp(s + k, "endif", 5))
+		word = 3;
+	if (word == 1) {
+		int mine = memmem(s + k, e - k, "/* nvshim migrate */", 20) != NULL;
+		if (sc->depth < (int)sizeof(sc->cond))
+			sc->cond[sc->depth] = (unsigned char)mine;
+		sc->depth++;
+	} else if (word == 2 && sc->depth > 0 && sc->depth <= (int)sizeof(sc->cond)) {
+		unsigned char *c = &sc->cond[sc->depth - 1];
+		if (*c == 1)
+			sc->old_side++;
+		*c |= 2;
+	} else if (word == 3 && sc->depth > 0) {
+		if (sc->depth <= (int)sizeof(sc->cond) && sc->cond[sc->depth - 1] == 3)
+			sc->old_side--;
+		sc->depth--;
+	}
+}
+
+static int ident_start(int c) { return isalpha(c) || c == '_'; }
+static int ident_char(int c) { return isalnum(c) || c == '_'; }
+
+static void push(struct scan *sc, size_t b, size_t e, unsigned line, char c, int dir, int cont)
+{
+	if (sc->n == sc->alloc) {
+		sc->alloc = sc->alloc ? sc->alloc * 2 : 256;
+		sc->v = XRESIZEVEC(struct tok, sc->v, sc->alloc);
+	}
+	sc->v[sc->n++] = (struct tok){ b, e, line, c, (unsigned)dir, (unsigned)cont, sc->old_side > 0 };
+}
+
+static unsigned line_of(const struct scan *sc, size_t off)
+{
+	unsigned lo = 0, hi = sc->nlines;
+	while (hi - lo > 1) {
+		unsigned mid = (lo + hi) / 2;
+		if (sc->line_start[mid] <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo + 1;
+}
+
+static void scan_text(struct scan *sc, const char *s, size_t len)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->s = s;
+	sc->len = len;
+	size_t alloc = 64;
+	sc->line_start = XNEWVEC(size_t, alloc);
+	sc->line_start[sc->nlines++] = 0;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '\n' && i + 1 <= len) {
+			if (sc->nlines == alloc) {
+				alloc *= 2;
+				sc->line_start = XRESIZEVEC(size_t, sc->line_start, alloc);
+			}
+			sc->line_start[sc->nlines++] = i + 1;
+		}
+	int at_line_start = 1, directive = 0, include = 0;
+	size_t i = 0;
+	while (i < len) {
+		char c = s[i];
+		if (c == '\n') {
+			/* A line continued with a backslash keeps the directive. */
+			size_t k = i;
+			while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r'))
+				k--;
+			int cont = k > 0 && s[k - 1] == '\\';
+			if (!cont) {
+				if (include && !sc->saw_code)
+					sc->last_include_end = i + 1;
+				directive = include = 0;
+			}
+			at_line_start = 1;
+			i++;
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\\') {
+			i++;
+			continue;
+		}
+		if (c == '/' && i + 1 < len && s[i + 1] == '/') {
+			while (i < len && s[i] != '\n') {
+				/* A // comment continued by a backslash goes on. */
+				if (s[i] == '\\' && i + 1 < len && s[i + 1] == '\n')
+					i++;
+				i++;
+			}
+			continue;
+		}
+		if (c == '/' && i + 1 < len && s[i + 1] == '*') {
+			i += 2;
+			while (i + 1 < len && !(s[i] == '*' && s[i + 1] == '/'))
+				i++;
+			i = i + 2 < len ? i + 2 : len;
+			continue;
+		}
+		int first = at_line_start;
+		at_line_start = 0;
+		if (c == '#' && first && !directive) {
+			directive = 1;
+			size_t k = i + 1;
+			while (k < len && (s[k] == ' ' || s[k] == '\t'))
+				k++;
+			if (len - k >= 7 && !strncmp(s + k, "include", 7))
+				include = 1;
+			directive_seen(sc, k);
+			i++;
+			continue;
+		}
+		if (include) {
+			i++;
+			continue;
+		}
+		int cont = 0;
+		{
+			unsigned ln = line_of(sc, i);
+			if (ln > 1) {
+				size_t k = sc->line_start[ln - 1] - 1; /* the '\n' ending the line above */
+				while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r'))
+					k--;
+				cont = k > 0 && s[k - 1] == '\\';
+			}
+		}
+		if (!directive)
+			sc->saw_code = 1;
+		/* Raw strings: R"delim( ... )delim", with an optional u8, u, U or L before. */
+		if (c == 'R' || ((c == 'u' || c == 'U' || c == 'L') && i + 1 < len)) {
+			size_t k = i;
+			if (s[k] == 'u' && k + 1 < len && s[k + 1] == '8')
+				k += 2;
+			else if (s[k] != 'R')
+				k++;
+			if (k + 1 < len && s[k] == 'R' && s[k + 1] == '"' && (i == 0 || !ident_char((unsigned char)s[i - 1]))) {
+				size_t d = k + 2, de = d;
+				while (de < len && s[de] != '(' && de - d < 16)
+					de++;
+				if (de < len && s[de] == '(') {
+					size_t dl = de - d, p = de + 1;
+					while (p < len && !(s[p] == ')' && p + 1 + dl < len && !memcmp(s + p + 1, s + d, dl) &&
+							    s[p + 1 + dl] == '"'))
+						p++;
+					push(sc, i, p < len ? p + dl + 2 : len, line_of(sc, i), '"', directive, cont);
+					i = p < len ? p + dl + 2 : len;
+					continue;
+				}
+			}
+		}
+		if (c == '"' || c == '\'') {
+			size_t k = i + 1;
+			while (k < len && s[k] != c && s[k] != '\n') {
+				if (s[k] == '\\' && k + 1 < len)
+					k++;
+				k++;
+			}
+			push(sc, i, k < len ? k + 1 : len, line_of(sc, i), c, directive, cont);
+			i = k < len ? k + 1 : len;
+			continue;
+		}
+		if (ident_start((unsigned char)c)) {
+			size_t b = i;
+			for (;;) {
+				while (i < len && ident_char((unsigned char)s[i]))
+					i++;
+				/* a::b, a :: b */
+				size_t k = i;
+				while (k < len && (s[k] == ' ' || s[k] == '\t'))
+					k++;
+				if (k + 2 < len && s[k] == ':' && s[k + 1] == ':') {
+					size_t m = k + 2;
+					while (m < len && (s[m] == ' ' || s[m] == '\t'))
+						m++;
+					if (m < len && ident_start((unsigned char)s[m])) {
+						i = m;
+						continue;
+					}
+				}
+				break;
+			}
+			/* A leading "::" belongs to the name. */
+			if (b >= 2 && s[b - 1] == ':' && s[b - 2] == ':' && sc->n && sc->v[sc->n - 1].c == ':' &&
+			    sc->v[sc->n - 1].e == b)
+				sc->n--;
+			push(sc, b, i, line_of(sc, b), 'i', directive, cont);
+			continue;
+		}
+		if (isdigit((unsigned char)c) || (c == '.' && i + 1 < len && isdigit((unsigned char)s[i + 1]))) {
+			size_t b = i;
+			while (i < len && (isalnum((unsigned char)s[i]) || s[i] == '.' || s[i] == '\'' ||
+					   ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E' ||
+									      s[i - 1] == 'p' || s[i - 1] == 'P'))))
+				i++;
+			push(sc, b, i, line_of(sc, b), 'n', directive, cont);
+			continue;
+		}
+		/* Two-character punctuators that matter: ->, ::, ==, <=, >=, != */
+		size_t w = 1;
+		if (i + 1 < len && ((c == '-' && s[i + 1] == '>') || (c == ':' && s[i + 1] == ':') ||
+				    (c == '=' && s[i + 1] == '=') || (c == '!' && s[i + 1] == '=') ||
+				    (c == '<' && s[i + 1] == '=') || (c == '>' && s[i + 1] == '=') ||
+				    (c == '+' && s[i + 1] == '+') || (c == '-' && s[i + 1] == '-')))
+			w = 2;
+		char kind = c;
+		if (w == 2)
+			kind = c == '-' && s[i + 1] == '>' ? 'A' : c == '=' ? 'E' : c == '+' ? 'P' : c == '-' ? 'M' : c;
+		push(sc, i, i + w, line_of(sc, i), kind, directive, cont);
+		i += w;
+	}
+}
+
+/* A token's name with blanks taken out and a leading "::" dropped (xmalloc'ed). */
+static char *tok_name(const struct scan *sc, const struct tok *t)
+{
+	char *out = XNEWVEC(char, t->e - t->b + 1), *o = out;
+	for (size_t k = t->b; k < t->e; k++)
+		if (sc->s[k] != ' ' && sc->s[k] != '\t')
+			*o++ = sc->s[k];
+	*o = '\0';
+	if (!strncmp(out, "::", 2))
+		memmove(out, out + 2, strlen(out + 2) + 1);
+	return out;
+}
+
+/* The token index of the bracket closing the one at `open` ('(' '[' '{' '<' for template
+ * arguments), or n. Angle brackets count only themselves and () nesting. */
+static size_t closing(const struct scan *sc, size_t open)
+{
+	char o = sc->v[open].c;
+	char cl = o == '(' ? ')' : o == '[' ? ']' : o == '{' ? '}' : '>';
+	int depth = 0, paren = 0;
+	for (size_t k = open; k < sc->n; k++) {
+		char c = sc->v[k].c;
+		if (o == '<') {
+			if (c == '(')
+				paren++;
+			else if (c == ')')
+				paren--;
+			if (paren)
+				continue;
+			if (c == ';' || c == '{')
+				return sc->n;
+		}
+		if (c == o)
+			depth++;
+		else if (c == cl && !--depth)
+			return k;
+		else if (o != '<' && (c == '(' || c == '[' || c == '{'))
+			depth += 0;
+	}
+	return sc->n;
+}
+
+/* The arguments of the call whose '(' is token `open`: token ranges [b, e) for each, in args
+ * (pairs); returns the count, -1 when the call does not close. No argument for "()". */
+static int call_args(const struct scan *sc, size_t open, size_t *close, size_t (*args)[2], int max)
+{
+	int depth = 0, n = 0;
+	size_t start = open + 1;
+	for (size_t k = open; k < sc->n; k++) {
+		char c = sc->v[k].c;
+		if (c == '(' || c == '[' || c == '{')
+			depth++;
+		else if (c == ')' || c == ']' || c == '}') {
+			if (--depth == 0) {
+				if (k > start || n > 0) {
+					if (n < max) {
+						args[n][0] = start;
+						args[n][1] = k;
+					}
+					n++;
+				}
+				*close = k;
+				return n;
+			}
+		} else if (c == ',' && depth == 1) {
+			if (n < max) {
+				args[n][0] = start;
+				args[n][1] = k;
+			}
+			n++;
+			start = k + 1;
+		}
+	}
+	return -1;
+}
+
+/* ---- edits ---- */
+
+struct edit {
+	size_t b, e; /* bytes replaced */
+	char *text;
+	enum guard guard;
+	size_t use; /* which use (index in fixed) it belongs to */
+};
+
+struct mig {
+	struct scan sc;
+	struct edit *v;
+	size_t n, alloc;
+	struct migrate_result *out;
+	int need_attr, need_loc;
+	size_t uses;
+};
+
+static void add_edit(struct mig *m, size_t b, size_t e, char *text, enum guard g)
+{
+	if (m->n == m->alloc) {
+		m->alloc = m->alloc ? m->alloc * 2 : 32;
+		m->v = XRESIZEVEC(struct edit, m->v, m->alloc);
+	}
+	m->v[m->n++] = (struct edit){ b, e, text, g, m->uses };
+}
+
+static char *text_of(const struct scan *sc, size_t b, size_t e)
+{
+	return xstrndup(sc->s + b, e - b);
+}
+
+/* The text of tokens [tb, te), as written (blanks at both ends trimmed). */
+static char *toks_text(const struct scan *sc, size_t tb, size_t te)
+{
+	if (tb >= te)
+		return xstrdup("");
+	return text_of(sc, sc->v[tb].b, sc->v[te - 1].e);
+}
+
+static char *squeeze(const char *s)
+{
+	char *out = XNEWVEC(char, strlen(s) + 1), *o = out;
+	for (; *s; s++)
+		if (!isspace((unsigned char)*s))
+			*o++ = *s;
+	*o = '\0';
+	return out;
+}
+
+static void skipped(struct mig *m, const struct tok *t, const char *name, const char *why)
+{
+	argv_pushf(&m->out->skipped, "%u: %s: %s", t->line, name, why);
+}
+
+static void fixed(struct mig *m, const struct tok *t, const char *name)
+{
+	argv_pushf(&m->out->fixed, "%u: %s", t->line, name);
+	m->uses++;
+}
+
+/* OBJ.FIELD: the object expression's first token, walking back from the '.' or '->' at `dot`. */
+static size_t object_start(const struct scan *sc, size_t dot)
+{
+	size_t k = dot;
+	while (k > 0) {
+		const struct tok *p = &sc->v[k - 1];
+		if (p->c == ']') {
+			int depth = 0;
+			size_t j = k - 1;
+			for (;; j--) {
+				if (sc->v[j].c == ']')
+					depth++;
+				else if (sc->v[j].c == '[' && !--depth)
+					break;
+				if (!j)
+					return dot;
+			}
+			k = j;
+			continue;
+		}
+		if (p->c == 'i') {
+			k--;
+			if (k > 0 && (sc->v[k - 1].c == '.' || sc->v[k - 1].c == 'A')) {
+				k--;
+				continue;
+			}
+			return k;
+		}
+		return dot;
+	}
+	return dot;
+}
+
+static void do_field(struct mig *m, size_t i, const struct recipe *r, const char *name)
+{
+	const struct scan *sc = &m->sc;
+	const struct tok *t = &sc->v[i];
+	if (i == 0 || (sc->v[i - 1].c != '.' && sc->v[i - 1].c != 'A'))
+		return;
+	size_t dot = i - 1;
+	const char *field = strstr(r->name, "::") + 2;
+	size_t ob = object_start(sc, dot);
+	if (ob == dot) {
+		skipped(m, t, name, "not migrated: the object before the field is not a plain name");
+		return;
+	}
+	/* A write, or its address taken. */
+	const struct tok *nx = i + 1 < sc->n ? &sc->v[i + 1] : NULL;
+	if ((nx && ((nx->c == '=' ) || nx->c == 'P' || nx->c == 'M' ||
+		    (strchr("+-*/%&|^", nx->c) && i + 2 < sc->n && sc->v[i + 2].c == '=' && sc->v[i + 2].b == nx->e))) ||
+	    (ob > 0 && (sc->v[ob - 1].c == '&' || sc->v[ob - 1].c == 'P' || sc->v[ob - 1].c == 'M') &&
+	     (ob < 2 || sc->v[ob - 2].c != 'i'))) {
+		skipped(m, t, name, "not migrated: the field is written or its address taken (the struct has no such field on CUDA 13)");
+		return;
+	}
+	if (t->directive) {
+		skipped(m, t, name, "not migrated: inside a preprocessor directive");
+		return;
+	}
+	char *obj = toks_text(sc, ob, dot);
+	char *objs = squeeze(obj);
+	int arrow = sc->v[dot].c == 'A';
+	/* The nearest cudaGetDeviceProperties(&OBJ, DEV) (or (OBJ, DEV) for a pointer) before. */
+	char *dev = NULL;
+	for (size_t k = ob; k-- > 0;) {
+		if (sc->v[k].c != 'i' || k + 1 >= sc->n || sc->v[k + 1].c != '(')
+			continue;
+		char *fn = tok_name(sc, &sc->v[k]);
+		int hit = !strcmp(fn, "cudaGetDeviceProperties") || !strcmp(fn, "cudaGetDeviceProperties_v2");
+		free(fn);
+		if (!hit)
+			continue;
+		size_t args[2][2], close;
+		if (call_args(sc, k + 1, &close, args, 2) != 2)
+			continue;
+		char *a0 = toks_text(sc, args[0][0], args[0][1]);
+		char *a0s = squeeze(a0);
+		char *want = arrow ? xstrdup(objs) : concat("&", objs, NULL);
+		char *want2 = arrow ? NULL : concat("&(", objs, ")", NULL);
+		if (!strcmp(a0s, want) || (want2 && !strcmp(a0s, want2)))
+			dev = toks_text(sc, args[1][0], args[1][1]);
+		free(a0);
+		free(a0s);
+		free(want);
+		free(want2);
+		if (dev)
+			break;
+	}
+	if (!dev) {
+		char *why = xasprintf("not migrated: no cudaGetDeviceProperties(%s%s, device) before it names the device", arrow ? "" : "&", obj);
+		skipped(m, t, name, why);
+		free(why);
+	} else {
+		add_edit(m, sc->v[ob].b, t->e, xasprintf("nvshim_migrate_attr(%s, %s)", r->to, dev), G_NONE);
+		m->need_attr = 1;
+		fixed(m, t, name);
+		(void)field;
+	}
+	free(dev);
+	free(obj);
+	free(objs);
+}
+
+/* 1 if the argument (tokens [b, e)) is a memory location already: a brace list, a name declared
+ * with `type` in the file, or one whose text says Location/location. */
+static int is_location(const struct scan *sc, size_t b, size_t e, const char *type)
+{
+	if (b >= e)
+		return 0;
+	if (sc->v[b].c == '{')
+		return 1;
+	for (size_t k = b; k < e; k++)
+		if (sc->v[k].c == 'i' && (memmem(sc->s + sc->v[k].b, sc->v[k].e - sc->v[k].b, "ocation", 7) ||
+					  memmem(sc->s + sc->v[k].b, sc->v[k].e - sc->v[k].b, "loc", 3)))
+			return 1;
+	if (e - b != 1 || sc->v[b].c != 'i')
+		return 0;
+	size_t tl = strlen(type), nl = sc->v[b].e - sc->v[b].b;
+	for (size_t k = 0; k + 1 < sc->n; k++) {
+		const struct tok *t = &sc->v[k], *u = &sc->v[k + 1];
+		if (t->c == 'i' && t->e - t->b == tl && !memcmp(sc->s + t->b, type, tl) && u->c == 'i' &&
+		    u->e - u->b == nl && !memcmp(sc->s + u->b, sc->s + sc->v[b].b, nl))
+			return 1;
+	}
+	return 0;
+}
+
+static void do_args(struct mig *m, size_t i, const struct recipe *r, const char *name)
+{
+	const struct scan *sc = &m->sc;
+	const struct tok *t = &sc->v[i];
+	if (i + 1 >= sc->n || sc->v[i + 1].c != '(')
+		return;
+	size_t args[16][2], close;
+	int n = call_args(sc, i + 1, &close, args, 16);
+	if (n < 0) {
+		skipped(m, t, name, "not migrated: the call does not close");
+		return;
+	}
+	int want = r->argc;
+	if (n != want) {
+		/* The new form already (one more, or one less when dropping), or a default argument. */
+		int newn = r->kind == K_ARGS && !r->to ? want - 1 : want + 1;
+		if (n != newn && !(r->kind == K_LOCATION && r->to && n == 3)) {
+			char *why = xasprintf("not migrated: %d arguments (the old form has %d)", n, want);
+			skipped(m, t, name, why);
+			free(why);
+		}
+		if (!(r->kind == K_LOCATION && r->to && n == 3))
+			return;
+	}
+	if (t->directive || t->continued) {
+		skipped(m, t, name, "not migrated: inside a preprocessor directive or macro (a version guard cannot go there)");
+		return;
+	}
+	if (r->kind == K_ARGS && r->to) {
+		size_t at = sc->v[args[r->pos][0]].b;
+		add_edit(m, at, at, concat(r->to, ", ", NULL), r->guard);
+	} else if (r->kind == K_ARGS) {
+		/* Drop argument pos and the comma after it. */
+		add_edit(m, sc->v[args[r->pos][0]].b, sc->v[args[r->pos + 1][0]].b, xstrdup(""), r->guard);
+	} else { /* K_LOCATION */
+		size_t db = sc->v[args[r->pos][0]].b, de = sc->v[args[r->pos][1] - 1].e;
+		char *dev = text_of(sc, db, de);
+		const char *type = r->guard == G_CUDA ? "CUmemLocation" : "cudaMemLocation";
+		if (is_location(sc, args[r->pos][0], args[r->pos][1], type)) {
+			free(dev);
+			return; /* the new form already */
+		}
+		int stream_follows = r->to && n == 4;
+		add_edit(m, db, de,
+			 xasprintf("nvshim_migrate_%slocation(%s)%s", r->guard == G_CUDA ? "cu" : "", dev,
+				   r->to && n == 3 ? ", 0" : ""),
+			 r->guard);
+		if (stream_follows) {
+			size_t at = sc->v[args[3][0]].b;
+			add_edit(m, at, at, xstrdup("0, "), r->guard);
+		}
+		free(dev);
+		m->need_loc |= r->guard == G_CUDA ? 2 : 1;
+	}
+	fixed(m, t, name);
+}
+
+/* $1 $2 -> x y in the template: "x" and "y" stand for the arguments. */
+static char *macro_expand(const char *tmpl, const char *x, const char *y)
+{
+	size_t cap = strlen(tmpl) + 4 * (strlen(x) + strlen(y)) + 1;
+	char *out = XNEWVEC(char, cap), *o = out;
+	for (const char *p = tmpl; *p; p++) {
+		if ((*p == 'x' || *p == 'y') && (p == tmpl || !ident_char((unsigned char)p[-1])) &&
+		    !ident_char((unsigned char)p[1])) {
+			const char *a = *p == 'x' ? x : y;
+			size_t l = strlen(a);
+			memcpy(o, a, l);
+			o += l;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static void do_macro(struct mig *m, size_t i, const struct recipe *r, const char *name)
+{
+	const struct scan *sc = &m->sc;
+	const struct tok *t = &sc->v[i];
+	if (i + 1 >= sc->n || sc->v[i + 1].c != '(')
+		return;
+	/* #ifndef CUB_MAX / #define CUB_MAX(a, b) of the program's own: leave it. */
+	if (t->directive && i > 0 && sc->v[i - 1].c == 'i') {
+		char *d = tok_name(sc, &sc->v[i - 1]);
+		int own = !strcmp(d, "define") || !strcmp(d, "ifdef") || !strcmp(d, "ifndef") || !strcmp(d, "undef");
+		free(d);
+		if (own)
+			return;
+	}
+	size_t args[4][2], close;
+	int n = call_args(sc, i + 1, &close, args, 4);
+	if (n != 2) {
+		skipped(m, t, name, "not migrated: not two arguments");
+		return;
+	}
+	char *x = toks_text(sc, args[0][0], args[0][1]);
+	char *y = toks_text(sc, args[1][0], args[1][1]);
+	add_edit(m, t->b, sc->v[close].e, macro_expand(r->to, x, y), G_NONE);
+	free(x);
+	free(y);
+	fixed(m, t, name);
+}
+
+/* struct F : public thrust::unary_function<A, R> { ... */
+static void do_base(struct mig *m, size_t i, const struct recipe *r, const char *name)
+{
+	const struct scan *sc = &m->sc;
+	const struct tok *t = &sc->v[i];
+	if (i + 1 >= sc->n || sc->v[i + 1].c != '<')
+		return;
+	/* Back over public/private/protected/virtual to ':' or ','. */
+	size_t k = i;
+	while (k > 0 && sc->v[k - 1].c == 'i') {
+		char *w = tok_name(sc, &sc->v[k - 1]);
+		int acc = !strcmp(w, "public") || !strcmp(w, "private") || !strcmp(w, "protected") || !strcmp(w, "virtual");
+		free(w);
+		if (!acc)
+			break;
+		k--;
+	}
+	if (k < 2 || (sc->v[k - 1].c != ':' && sc->v[k - 1].c != ','))
+		return; /* not a base clause */
+	size_t gt = closing(sc, i + 1);
+	if (gt >= sc->n) {
+		skipped(m, t, name, "not migrated: its template arguments do not close");
+		return;
+	}
+	/* The template arguments, split at top-level commas. */
+	size_t targs[4][2];
+	int nt = 0, depth = 0;
+	size_t st = i + 2;
+	for (size_t j = i + 1; j <= gt; j++) {
+		char c = sc->v[j].c;
+		if (c == '<' || c == '(' || c == '[')
+			depth++;
+		else if (c == '>' || c == ')' || c == ']')
+			depth--;
+		if ((c == ',' && depth == 1) || j == gt) {
+			if (nt < 4) {
+				targs[nt][0] = st;
+				targs[nt][1] = j;
+			}
+			nt++;
+			st = j + 1;
+		}
+	}
+	if (nt != r->argc) {
+		skipped(m, t, name, "not migrated: template arguments not as expected");
+		return;
+	}
+	/* What follows: ',' (more bases) or '{'. */
+	if (gt + 1 >= sc->n || (sc->v[gt + 1].c != '{' && sc->v[gt + 1].c != ',')) {
+		skipped(m, t, name, "not migrated: not a base of a class definition");
+		return;
+	}
+	if (t->directive || t->continued) {
+		skipped(m, t, name, "not migrated: inside a preprocessor directive or macro");
+		return;
+	}
+	/* The class body's '{'. */
+	size_t brace = gt + 1;
+	while (brace < sc->n && sc->v[brace].c != '{' && sc->v[brace].c != ';')
+		brace++;
+	if (brace >= sc->n || sc->v[brace].c != '{') {
+		skipped(m, t, name, "not migrated: no class body");
+		return;
+	}
+	size_t bodyend = closing(sc, brace);
+	/* Remove ": base" (only base: the ':' too) or ", base" / "base, ". */
+	int only = sc->v[k - 1].c == ':' && sc->v[gt + 1].c == '{';
+	if (only) {
+		/* From the end of the token before ':' to the end of '>'. */
+		add_edit(m, sc->v[k - 2].e, sc->v[gt].e, xstrdup(""), G_NONE);
+	} else if (sc->v[k - 1].c == ',') {
+		add_edit(m, sc->v[k - 2].e, sc->v[gt].e, xstrdup(""), G_NONE);
+	} else {
+		add_edit(m, sc->v[k].b, sc->v[gt + 2].b, xstrdup(""), G_NONE);
+	}
+	/* The aliases the base declared, unless the class declares them itself. */
+	char *names = xstrdup(r->to);
+	char *decl = xstrdup("");
+	int a = 0;
+	for (char *w = strtok(names, " "); w; w = strtok(NULL, " "), a++) {
+		int has = 0;
+		for (size_t j = brace + 1; j < bodyend && j < sc->n && !has; j++)
+			if (sc->v[j].c == 'i' && sc->v[j].e - sc->v[j].b == strlen(w) && !memcmp(sc->s + sc->v[j].b, w, strlen(w)) &&
+			    j + 1 < sc->n && (sc->v[j + 1].c == ';' || sc->v[j + 1].c == '=') && j > brace + 1)
+				has = 1;
+		if (has)
+			continue;
+		char *arg = toks_text(sc, targs[a][0], targs[a][1]);
+		char *d = xasprintf("%s using %s = %s;", decl, w, arg);
+		free(decl);
+		free(arg);
+		decl = d;
+	}
+	free(names);
+	if (*decl)
+		add_edit(m, sc->v[brace].e, sc->v[brace].e, xstrdup(decl + 0), G_NONE);
+	free(decl);
+	fixed(m, t, name);
+}
+
+static void do_rename(struct mig *m, size_t i, const struct recipe *r, const char *name)
+{
+	const struct scan *sc = &m->sc;
+	const struct tok *t = &sc->v[i];
+	if (r->guard != G_NONE && (t->directive || t->continued)) {
+		skipped(m, t, name, "not migrated: inside a preprocessor directive or macro (a version guard cannot go there)");
+		return;
+	}
+	/* #define of the program's own, or a declaration of the name: leave it. */
+	if (t->directive && i > 0 && sc->v[i - 1].c == 'i') {
+		char *d = tok_name(sc, &sc->v[i - 1]);
+		int own = !strcmp(d, "define") || !strcmp(d, "ifdef") || !strcmp(d, "ifndef") || !strcmp(d, "undef") || !strcmp(d, "defined");
+		free(d);
+		if (own)
+			return;
+	}
+	/* The name, and a "()" after a cub operator type stays as it is. */
+	add_edit(m, t->b, t->e, xstrdup(r->to), r->guard);
+	fixed(m, t, name);
+}
+
+static void do_value(struct mig *m, size_t i, const struct recipe *r, const char *name)
+{
+	const struct scan *sc = &m->sc;
+	const struct tok *t = &sc->v[i];
+	if (i + 1 >= sc->n || sc->v[i + 1].c != '(')
+		return;
+	size_t args[1][2], close;
+	if (call_args(sc, i + 1, &close, args, 1) < 0) {
+		skipped(m, t, name, "not migrated: the call does not close");
+		return;
+	}
+	add_edit(m, t->b, sc->v[close].e, xstrdup(r->to), G_NONE);
+	fixed(m, t, name);
+}
+
+static int edit_cmp(const void *a, const void *b)
+{
+	const struct edit *x = a, *y = b;
+	if (x->b != y->b)
+		return x->b < y->b ? -1 : 1;
+	return x->e < y->e ? -1 : x->e > y->e;
+}
+
+struct sbuf {
+	char *s;
+	size_t n, cap;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		b->cap = (b->n + n + 1) * 2;
+		b->s = XRESIZEVEC(char, b->s, b->cap);
+	}
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+	b->s[b->n] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+/* Lines [from, to) of the text with the edits of [e0, e1) applied (only those with guard G_NONE
+ * when `plain`). */
+static void apply_lines(struct sbuf *out, const struct mig *m, size_t from, size_t to, size_t e0, size_t e1, int plain)
+{
+	size_t pos = from;
+	for (size_t k = e0; k < e1; k++) {
+		const struct edit *e = &m->v[k];
+		if (plain && e->guard != G_NONE)
+			continue;
+		if (e->b < pos)
+			continue; /* overlapping: the first wins */
+		sb_add(out, m->sc.s + pos, e->b - pos);
+		sb_str(out, e->text);
+		pos = e->e;
+	}
+	if (pos < to)
+		sb_add(out, m->sc.s + pos, to - pos);
+}
+
+static const char attr_helper[] =
+	"/* nvshim migrate: cudaDeviceProp's clockRate, memoryClockRate, computeMode, deviceOverlap,\n"
+	" * kernelExecTimeoutEnabled and singleToDoublePrecisionPerfRatio are gone from CUDA 13.0: the\n"
+	" * same values, read for the device the struct was filled for. */\n"
+	"static inline int nvshim_migrate_attr(enum cudaDeviceAttr attr, int device)\n"
+	"{\n"
+	"\tint value = 0;\n"
+	"\tcudaDeviceGetAttribute(&value, attr, device);\n"
+	"\treturn value;\n"
+	"}\n";
+
+static const char loc_helper[] =
+	"#if CUDART_VERSION >= 13000\n"
+	"/* nvshim migrate: cudaMemAdvise and cudaMemPrefetchAsync take a cudaMemLocation from CUDA\n"
+	" * 13.0: a device number as CUDA 12 read it (cudaCpuDeviceId: the host). */\n"
+	"static inline struct cudaMemLocation nvshim_migrate_location(int device)\n"
+	"{\n"
+	"\tstruct cudaMemLocation loc;\n"
+	"\tloc.type = device == cudaCpuDeviceId ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;\n"
+	"\tloc.id = device == cudaCpuDeviceId ? 0 : device;\n"
+	"\treturn loc;\n"
+	"}\n"
+	"#endif\n";
+
+static const char culoc_helper[] =
+	"#if CUDA_VERSION >= 13000\n"
+	"/* nvshim migrate: cuMemAdvise and cuMemPrefetchAsync take a CUmemLocation from CUDA 13.0: a\n"
+	" * device as CUDA 12 read it (CU_DEVICE_CPU: the host). */\n"
+	"static inline CUmemLocation nvshim_migrate_culocation(CUdevice device)\n"
+	"{\n"
+	"\tCUmemLocation loc;\n"
+	"\tloc.type = device == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;\n"
+	"\tloc.id = device == CU_DEVICE_CPU ? 0 : (int)device;\n"
+	"\treturn loc;\n"
+	"}\n"
+	"#endif\n";
+
+void migrate_text(const char *text, size_t len, struct migrate_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	argv_init(&out->skipped);
+	argv_init(&out->fixed);
+	struct mig m;
+	memset(&m, 0, sizeof(m));
+	m.out = out;
+	scan_text(&m.sc, text, len);
+	const struct scan *sc = &m.sc;
+	int has_attr = 0, has_loc = 0, has_culoc = 0;
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct tok *t = &sc->v[i];
+		if (t->c != 'i' || t->old_side)
+			continue;
+		char *name = tok_name(sc, t);
+		has_attr |= !strcmp(name, "nvshim_migrate_attr");
+		has_loc |= !strcmp(name, "nvshim_migrate_location");
+		has_culoc |= !strcmp(name, "nvshim_migrate_culocation");
+		/* x.clockRate: the token is the field alone. */
+		const struct recipe *r = NULL;
+		if (i > 0 && (sc->v[i - 1].c == '.' || sc->v[i - 1].c == 'A')) {
+			char *f = concat("cudaDeviceProp::", name, NULL);
+			r = recipe_find(f);
+			free(f);
+			if (r) {
+				do_field(&m, i, r, r->name);
+			}
+			free(name);
+			continue;
+		}
+		r = recipe_find(name);
+		/* A member access (x.cuCtxCreate) or a declaration's own name is not a use. */
+		if (r) {
+			switch (r->kind) {
+			case K_RENAME: do_rename(&m, i, r, name); break;
+			case K_ARGS:
+			case K_LOCATION: do_args(&m, i, r, name); break;
+			case K_MACRO: do_macro(&m, i, r, name); break;
+			case K_BASE: do_base(&m, i, r, name); break;
+			case K_VALUE: do_value(&m, i, r, name); break;
+			case K_FIELD: break;
+			}
+		}
+		free(name);
+	}
+	out->changes = m.uses;
+	if (!m.n) {
+		out->text = xmemdup(text, len, len + 1);
+		out->len = len;
+		free(m.sc.v);
+		free(m.sc.line_start);
+		return;
+	}
+	qsort(m.v, m.n, sizeof(m.v[0]), edit_cmp);
+	/* Regions of whole lines: the lines an edit touches, joined when they overlap; a region is
+	 * guarded when one of its edits is. */
+	struct sbuf b = { NULL, 0, 0 };
+	size_t pos = 0; /* bytes copied */
+	/* The helpers, after the leading #includes (or at the top). */
+	size_t helper_at = sc->last_include_end;
+	if ((m.need_attr && !has_attr) || ((m.need_loc & 1) && !has_loc) || ((m.need_loc & 2) && !has_culoc)) {
+		if (m.v[0].b < helper_at)
+			helper_at = sc->line_start[line_of(sc, m.v[0].b) - 1];
+		sb_add(&b, text, helper_at);
+		pos = helper_at;
+		if (helper_at && text[helper_at - 1] != '\n')
+			sb_str(&b, "\n");
+		if (m.need_attr && !has_attr)
+			sb_str(&b, attr_helper);
+		if ((m.need_loc & 1) && !has_loc)
+			sb_str(&b, loc_helper);
+		if ((m.need_loc & 2) && !has_culoc)
+			sb_str(&b, culoc_helper);
+	}
+	for (size_t k = 0; k < m.n;) {
+		unsigned l0 = line_of(sc, m.v[k].b), l1 = line_of(sc, m.v[k].e ? m.v[k].e - (m.v[k].e > m.v[k].b) : 0);
+		size_t k1 = k + 1;
+		enum guard g = m.v[k].guard;
+		unsigned gmask = g ? 1u << g : 0;
+		for (;;) {
+			while (k1 < m.n && line_of(sc, m.v[k1].b) <= l1) {
+				unsigned e1 = line_of(sc, m.v[k1].e > m.v[k1].b ? m.v[k1].e - 1 : m.v[k1].e);
+				if (e1 > l1)
+					l1 = e1;
+				if (m.v[k1].guard)
+					gmask |= 1u << m.v[k1].guard;
+				k1++;
+			}
+			break;
+		}
+		size_t from = sc->line_start[l0 - 1];
+		size_t to = l1 < sc->nlines ? sc->line_start[l1] : len;
+		if (from < pos)
+			from = pos;
+		sb_add(&b, text + pos, from - pos);
+		if (!gmask) {
+			apply_lines(&b, &m, from, to, k, k1, 0);
+		} else {
+			sb_str(&b, "#if ");
+			int first = 1;
+			for (int gi = 1; gi < G_COUNT; gi++)
+				if (gmask & (1u << gi)) {
+					if (!first)
+						sb_str(&b, " && ");
+					sb_str(&b, guard_cond[gi]);
+					first = 0;
+				}
+			sb_str(&b, " /* nvshim migrate */\n");
+			apply_lines(&b, &m, from, to, k, k1, 0);
+			if (to == len && len && text[len - 1] != '\n')
+				sb_str(&b, "\n");
+			sb_str(&b, "#else\n");
+			apply_lines(&b, &m, from, to, k, k1, 1);
+			if (to == len && len && text[len - 1] != '\n')
+				sb_str(&b, "\n");
+			sb_str(&b, "#endif");
+			sb_str(&b, to == len && len && text[len - 1] != '\n' ? "" : "\n");
+		}
+		pos = to;
+		k = k1;
+	}
+	sb_add(&b, text + pos, len - pos);
+	out->text = b.s;
+	out->len = b.n;
+	for (size_t k = 0; k < m.n; k++)
+		free(m.v[k].text);
+	free(m.v);
+	free(m.sc.v);
+	free(m.sc.line_start);
+}
+
+/* ---- the diff ---- */
+
+struct lines {
+	const char **p;
+	size_t *n; /* each line's length, its '\n' included */
+	size_t count;
+};
+
+static void split_lines(struct lines *l, const char *s, size_t len)
+{
+	size_t alloc = 64;
+	l->p = XNEWVEC(const char *, alloc);
+	l->n = XNEWVEC(size_t, alloc);
+	l->count = 0;
+	for (size_t i = 0; i < len;) {
+		const char *e = memchr(s + i, '\n', len - i);
+		size_t n = e ? (size_t)(e - (s + i)) + 1 : len - i;
+		if (l->count == alloc) {
+			alloc *= 2;
+			l->p = XRESIZEVEC(const char *, l->p, alloc);
+			l->n = XRESIZEVEC(size_t, l->n, alloc);
+		}
+		l->p[l->count] = s + i;
+		l->n[l->count++] = n;
+		i += n;
+	}
+}
+
+static int line_eq(const struct lines *a, size_t i, const struct lines *b, size_t j)
+{
+	return a->n[i] == b->n[j] && !memcmp(a->p[i], b->p[j], a->n[i]);
+}
+
+static void put_line(struct sbuf *o, char mark, const struct lines *l, size_t i)
+{
+	sb_add(o, &mark, 1);
+	sb_add(o, l->p[i], l->n[i]);
+	if (l->p[i][l->n[i] - 1] != '\n')
+		sb_str(o, "\n\\ No newline at end of file\n");
+}
+
+/* Changed blocks, found by walking both texts and, where they differ, looking for the nearest
+ * point (within a window) where three lines (or the end) match again. Any such pairing gives a
+ * correct diff; the edits migrate makes are local, so it is also a short one. */
+char *migrate_diff(const char *path, const char *old, size_t old_len, const char *new, size_t new_len)
+{
+	struct lines a, b;
+	split_lines(&a, old, old_len);
+	split_lines(&b, new, new_len);
+	/* blocks: old [ab, ae), new [bb, be) */
+	struct block {
+		size_t a0, a1, b0, b1;
+	} *blk = NULL;
+	size_t nblk = 0, ablk = 0;
+	size_t i = 0, j = 0;
+	const size_t window = 400;
+	while (i < a.count || j < b.count) {
+		if (i < a.count && j < b.count && line_eq(&a, i, &b, j)) {
+			i++;
+			j++;
+			continue;
+		}
+		size_t bi = a.count, bj = b.count, best = (size_t)-1;
+		for (size_t d = 1; d <= 2 * window && best == (size_t)-1; d++)
+			for (size_t di = 0; di <= d; di++) {
+				size_t x = i + di, y = j + (d - di);
+				if (x > a.count || y > b.count)
+					continue;
+				int ok = 1;
+				for (size_t q = 0; q < 3 && ok; q++) {
+					if (x + q >= a.count && y + q >= b.count)
+						break;
+					ok = x + q < a.count && y + q < b.count && line_eq(&a, x + q, &b, y + q);
+				}
+				if (ok) {
+					bi = x;
+					bj = y;
+					best = d;
+					break;
+				}
+			}
+		if (nblk == ablk) {
+			ablk = ablk ? ablk * 2 : 16;
+			blk = XRESIZEVEC(struct block, blk, ablk);
+		}
+		blk[nblk++] = (struct block){ i, bi, j, bj };
+		i = bi;
+		j = bj;
+	}
+	struct sbuf o = { NULL, 0, 0 };
+	sb_str(&o, "");
+	if (nblk) {
+		char *h = xasprintf("--- %s\n+++ %s\n", path, path);
+		sb_str(&o, h);
+		free(h);
+	}
+	const size_t ctx = 3;
+	for (size_t k = 0; k < nblk;) {
+		/* Blocks whose context touches join one hunk. */
+		size_t k1 = k + 1;
+		while (k1 < nblk && blk[k1].a0 - blk[k1 - 1].a1 <= 2 * ctx)
+			k1++;
+		size_t as = blk[k].a0 > ctx ? blk[k].a0 - ctx : 0;
+		size_t bs = blk[k].b0 - (blk[k].a0 - as);
+		size_t ae = blk[k1 - 1].a1 + ctx < a.count ? blk[k1 - 1].a1 + ctx : a.count;
+		size_t be = blk[k1 - 1].b1 + (ae - blk[k1 - 1].a1);
+		char *h = xasprintf("@@ -%zu,%zu +%zu,%zu @@\n", ae - as ? as + 1 : as, ae - as, be - bs ? bs + 1 : bs, be - bs);
+		sb_str(&o, h);
+		free(h);
+		size_t x = as;
+		for (size_t q = k; q < k1; q++) {
+			for (; x < blk[q].a0; x++)
+				put_line(&o, ' ', &a, x);
+			for (size_t y = blk[q].a0; y < blk[q].a1; y++)
+				put_line(&o, '-', &a, y);
+			for (size_t y = blk[q].b0; y < blk[q].b1; y++)
+				put_line(&o, '+', &b, y);
+			x = blk[q].a1;
+		}
+		for (; x < ae; x++)
+			put_line(&o, ' ', &a, x);
+		k = k1;
+	}
+	free(blk);
+	free(a.p);
+	free(a.n);
+	free(b.p);
+	free(b.n);
+	return o.s;
+}

@@ -1,0 +1,58 @@
+/* migrate: the lasting fix for removed and changed CUDA APIs, as a rewrite of a source's text
+ * (`nvshim migrate FILE...`).
+ *
+ * migrate_text() scans a C, C++ or CUDA source (comments, string and character literals, raw
+ * strings and #include lines skipped; no preprocessor is run and no compiler) for the APIs of the
+ * recipe table below and returns the edits that make it build with plain nvcc on CUDA 12.x and
+ * 13.x alike:
+ *   - a replacement valid on both is written as it is (cudaThreadSynchronize() ->
+ *     cudaDeviceSynchronize(), CUB_MAX(a, b) -> 2.8's expansion, a thrust::unary_function base
+ *     -> removed, with the aliases it declared added to the class);
+ *   - one that needs the new toolkit is version-guarded: the whole lines are kept for the old one
+ *       #if CUDA_VERSION >= 13000      (CUDART_VERSION, CCCL_MAJOR_VERSION >= 3)
+ *       ...new lines...
+ *       #else
+ *       ...the lines as they were...
+ *       #endif
+ *     (never inside a preprocessor directive or a macro's continued lines: those are reported);
+ *   - cudaDeviceProp's removed fields are read with cudaDeviceGetAttribute for the device the
+ *     program passed to the nearest cudaGetDeviceProperties(&OBJ, DEVICE) before the read, through
+ *     a static helper inserted once after the file's leading #include lines.
+ * A use it cannot rewrite (no cudaGetDeviceProperties for the struct, a field written to, a call
+ * whose arguments it cannot count, a guard inside a directive) is a "skipped" message with the
+ * line and the reason, and the text stays as it was. Nothing else changes: the bytes outside the
+ * edited lines are the file's own.
+ *
+ * migrate_diff() prints the change as a unified diff (3 lines of context) of FILE against itself.
+ */
+#ifndef NVSHIM_MIGRATE_H
+#define NVSHIM_MIGRATE_H
+
+#include <stddef.h>
+
+#include "base/argv.h"
+
+struct migrate_result {
+	char *text;          /* the migrated text (xmalloc'ed); equal to the input when nothing changed */
+	size_t len;
+	size_t changes;      /* uses rewritten */
+	struct argv skipped; /* "LINE: NAME: why" for each use left as it was */
+	struct argv fixed;   /* "LINE: NAME" for each use rewritten */
+};
+
+void migrate_result_release(struct migrate_result *r);
+
+/* Migrates `len` bytes of `text` (which need not end in NUL). Never fails. */
+void migrate_text(const char *text, size_t len, struct migrate_result *out);
+
+/* The unified diff from `old` to `new` (xmalloc'ed, "" when they are equal), both named `path`. */
+char *migrate_diff(const char *path, const char *old, size_t old_len, const char *new, size_t new_len);
+
+/* The migrate form of an API table entry (`nvshim explain-api`), or NULL when migrate has no
+ * recipe for it. */
+const char *migrate_form(const char *name);
+
+/* The names migrate knows, NULL-terminated. */
+const char *const *migrate_names(void);
+
+#endif

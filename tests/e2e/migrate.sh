@@ -1,0 +1,119 @@
+#!/bin/bash
+# `nvshim migrate`: the lasting fix for removed and changed CUDA and CCCL APIs, as a unified diff.
+# CUDA 12 era sources (runtime and driver API, Thrust and CUB) fail with plain nvcc 13.0;
+# migrated, they build with plain nvcc 13.0 and with CUDA 12.9's headers (nvcc 13.0's front end
+# with the CUDA 12.9 runtime headers and CCCL 2.8 first on the include path, from pinned wheels:
+# scripts/fetch-cccl12.sh; there is no full 12.x toolkit here), and the Thrust program prints
+# what it printed with CCCL 2.8 (run through Thrust's CPP device system, no GPU). A clean file
+# prints nothing; --apply writes what the diff says, keeping the mode; comments and strings stay.
+# The compat headers (include/nvshim/compat/) are checked on the same program: the unmigrated
+# source builds with them on 13.0 and prints what CCCL 2.8 printed.
+NVSHIM=$1 NVCC=$2
+DIR=${NVSHIM_TOOLKITS:-/var/tmp/nvshim-toolkits} # read before lib.sh clears NVSHIM_*
+. "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+FIXTURES=$ROOT/tests/e2e/fixtures/migrate
+COMPAT=$ROOT/include/nvshim/compat
+cd "$WORK" || exit 1
+cp "$FIXTURES"/* "$ROOT"/tests/e2e/fixtures/api/new_runtime.cu .
+NVSHIM_TOOLKITS=$DIR bash "$ROOT/scripts/fetch-cccl12.sh"
+R12=$DIR/cu12-runtime/nvidia/cuda_runtime/include
+C12=$DIR/cu12-cccl/nvidia/cuda_cccl/include
+CPP=-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP
+EXPECT='21.000 10 13 13 19 14 thrust::unary_function'
+
+# A clean file: nothing printed, status 0.
+"$NVSHIM" migrate new_runtime.cu >clean.out 2>clean.err
+check "a clean file: no output, status 0" test $? = 0 -a ! -s clean.out -a ! -s clean.err
+
+for f in old_runtime.cu old_driver.cpp old_thrust.cu; do
+	"$NVCC" -std=c++17 $CPP -c "$f" -o /dev/null 2>/dev/null
+	check "$f: plain nvcc 13.0 fails" test $? -ne 0
+	cp -p "$f" "orig_$f"
+	"$NVSHIM" migrate "$f" >"$f.diff" 2>"$f.err"
+	check "$f: migrate prints a diff, status 0" test $? = 0 -a -s "$f.diff" -a ! -s "$f.err"
+	check "$f: migrate alone leaves the file as it was" cmp -s "$f" "orig_$f"
+	cp -p "$f" "patched_$f"
+	check "$f: the diff applies with patch" eval "sed 's#^\(---\|+++\) $f#\1 patched_$f#' $f.diff | patch -s -p0"
+	chmod 640 "$f"
+	"$NVSHIM" migrate --apply "$f" >"$f.applied" 2>/dev/null
+	check "$f: --apply writes what the diff says" cmp -s "$f" "patched_$f"
+	check "$f: --apply prints the same diff" cmp -s "$f.diff" "$f.applied"
+	check "$f: --apply keeps the mode" test "$(stat -c %a "$f")" = 640
+	check "$f: migrating again changes nothing" test -z "$("$NVSHIM" migrate "$f" 2>&1)"
+	"$NVCC" -std=c++17 $CPP -c "$f" -o "$f.o" 2>"$f.build"
+	check "$f: migrated, it builds with plain nvcc 13.0" test $? = 0
+	if [ -d "$R12" ] && [ -d "$C12" ]; then
+		"$NVCC" -std=c++17 $CPP -I"$R12" -I"$C12" -c "$f" -o "$f.12.o" 2>"$f.build12"
+		check "$f: migrated, it builds with CUDA 12.9's runtime headers and CCCL 2.8" test $? = 0
+	else
+		skip "$f: migrated, it builds with CUDA 12.9's headers" "scripts/fetch-cccl12.sh could not fetch them"
+	fi
+done
+check "comments and strings stay" eval 'grep -q "cub::Max in a comment" old_thrust.cu && grep -q "thrust::unary_function\\\\n" old_thrust.cu'
+check "a guarded rewrite keeps the old form for CUDA 12" eval 'grep -qx "#if CUDA_VERSION >= 13000 /\* nvshim migrate \*/" old_driver.cpp && grep -qF "cuCtxCreate(&ctx, 0, dev);" old_driver.cpp && grep -qF "cuCtxCreate(&ctx, NULL, 0, dev);" old_driver.cpp'
+check "a removed field is read for the device cudaGetDeviceProperties was given" grep -qF 'nvshim_migrate_attr(cudaDevAttrClockRate, dev)' old_runtime.cu
+
+# The Thrust program: migrated, it prints on 13.0 what it printed with CCCL 2.8.
+"$NVCC" -std=c++17 $CPP old_thrust.cu -o new13 2>/dev/null && out13=$(./new13)
+check "thrust: migrated, built with 13.0: $EXPECT" test "$out13" = "$EXPECT"
+if [ -d "$C12" ]; then
+	"$NVCC" -std=c++17 $CPP -I"$C12" orig_old_thrust.cu -o old12 2>/dev/null && out12=$(./old12)
+	check "thrust: the original with CCCL 2.8 prints the same" test "$out12" = "$EXPECT"
+	"$NVCC" -std=c++17 $CPP -I"$C12" old_thrust.cu -o new12 2>/dev/null && out=$(./new12)
+	check "thrust: migrated, with CCCL 2.8: the same" test "$out" = "$EXPECT"
+else
+	skip "thrust: the original with CCCL 2.8" "no CCCL 2.8 headers"
+fi
+# The compat headers: the unmigrated source, built with them on 13.0, prints the same.
+"$NVCC" -std=c++17 $CPP -include "$COMPAT/thrust.h" -include "$COMPAT/cub.h" orig_old_thrust.cu -o compat13 2>/dev/null && out=$(./compat13)
+check "compat: thrust.h and cub.h: the CCCL 2.x source builds on 13.0 and prints the same" test "$out" = "$EXPECT"
+cat >ident.cu <<'EOT'
+#include <cstdio>
+#include <thrust/functional.h>
+#include <thrust/host_vector.h>
+#include <thrust/transform.h>
+int main() {
+  thrust::host_vector<double> v(2, 3.75);
+  thrust::host_vector<int> o(2);
+  thrust::transform(v.begin(), v.end(), o.begin(), thrust::identity<int>());
+  printf("%d %g %d\n", o[0], thrust::identity<>()(2.5), thrust::identity<long>()(7));
+  return 0;
+}
+EOT
+"$NVCC" -std=c++17 $CPP -c ident.cu -o /dev/null 2>/dev/null
+check "compat: thrust::identity fails on plain 13.0" test $? -ne 0
+"$NVCC" -std=c++17 $CPP -include "$COMPAT/thrust.h" ident.cu -o ident13 2>/dev/null && out=$(./ident13)
+check "compat: thrust::identity<int> converts as CCCL 2.8's did (3 2.5 7)" test "$out" = "3 2.5 7"
+if [ -d "$C12" ]; then
+	"$NVCC" -std=c++17 $CPP -I"$C12" ident.cu -o ident12 2>/dev/null && out12=$(./ident12)
+	check "compat: ... and CCCL 2.8 prints the same" test "$out12" = "$out"
+fi
+cat >fft.cu <<'EOT'
+#include <cstdio>
+#include <cufft.h>
+static const char *name(cufftResult r) {
+  switch (r) {
+  case CUFFT_SUCCESS: return "ok";
+  case CUFFT_INCOMPLETE_PARAMETER_LIST: return "incomplete";
+  case CUFFT_PARSE_ERROR: return "parse";
+  case CUFFT_LICENSE_ERROR: return "license";
+  default: return "other";
+  }
+}
+int main() { printf("%s %s %s %d\n", name(CUFFT_SUCCESS), name((cufftResult)0xC), name(CUFFT_INVALID_PLAN), (int)CUFFT_LICENSE_ERROR); return 0; }
+EOT
+"$NVCC" -c fft.cu -o /dev/null 2>/dev/null
+check "compat: the removed cufftResult values fail on plain 13.0" test $? -ne 0
+"$NVCC" -include "$COMPAT/cufft.h" fft.cu -o fft13 2>/dev/null && out=$(./fft13)
+check "compat: cufft.h: 12.x's values (ok parse other 15)" test "$out" = "ok parse other 15"
+
+# A use migrate cannot fix is named, and the file is left as it was.
+printf '#include <cstdio>\nvoid f(const cudaDeviceProp &p) { printf("%%d\\n", p.clockRate); }\n' >nodev.cu
+cp nodev.cu nodev.orig
+"$NVSHIM" migrate --apply nodev.cu >nodev.out 2>nodev.err
+st=$?
+check "no cudaGetDeviceProperties for the struct: status 1, named, nothing written" eval 'test $st = 1 && grep -q "nodev.cu:2: cudaDeviceProp::clockRate: not migrated" nodev.err && cmp -s nodev.cu nodev.orig && test ! -s nodev.out'
+"$NVSHIM" migrate missing.cu 2>/dev/null
+check "an unreadable file: status 2" test $? = 2
+finish
