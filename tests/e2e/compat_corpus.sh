@@ -37,7 +37,7 @@ sdist() {
 	d=$WORK/sdists
 	[ -n "$SDISTS" ] && [ -w "$SDISTS" ] && d=$SDISTS
 	mkdir -p "$d"
-	timeout 300 python3 -m pip download --quiet --no-deps --no-binary "$name" "$1" -d "$d" >/dev/null 2>&1
+	timeout 300 python3 -m pip download --quiet --retries 1 --timeout 20 --no-deps --no-binary "$name" "$1" -d "$d" >/dev/null 2>&1
 	for f in "$d/$name-$version".tar.gz "$d/${name//-/_}-$version".tar.gz; do
 		[ -f "$f" ] && [ "$(sha256sum <"$f" | cut -d' ' -f1)" = "$2" ] && { echo "$f"; return; }
 	done
