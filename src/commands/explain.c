@@ -9,6 +9,7 @@
 #include "base/diag.h"
 #include "machine/launcher.h"
 #include "diagnose/api.h"
+#include "diagnose/compat.h"
 #include "modes/cc.h"
 #include "modes/nvcc.h"
 
@@ -62,6 +63,11 @@ static int cc_explain(const char *name, int n, char **args)
 	if (!r.nvcc && s.cfg.explain_api && api_host_wanted(&r.hc))
 		printf("api       : its stderr held: a failed compile's errors about removed or changed "
 		       "CUDA APIs get notes (explain_api)\n");
+	if (!r.nvcc && api_host_wanted(&r.hc)) {
+		char *c = compat_explain(&s.cfg, s.self.exe_dir);
+		printf("compat    : %s\n", c);
+		free(c);
+	}
 	struct link_request req;
 	link_request_init(&req);
 	int is_link = r.nvcc ? r.hc.mode == HOSTCC_LINK : link_request_from_hostcc(&req, &r.hc);
@@ -175,6 +181,12 @@ int cmd_explain(int n, char **args)
 	if (ps.mp.hold)
 		printf("on failure: an architecture-related error is probed (each target on its own) and "
 		       "the command retried once\n");
+	/* The compatibility layer (compat.h): only for a compile whose stderr is held. */
+	if (crash_wanted(&inv, &s.cfg) && inv.ninputs) {
+		char *c = compat_explain(&s.cfg, s.self.exe_dir);
+		printf("compat    : %s\n", c);
+		free(c);
+	}
 
 	nvcc_passes_release(&ps);
 	plan_release(&plan);

@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libiberty.h>
+
 #include "base/diag.h"
+#include "diagnose/compat.h"
 #include "machine/launcher.h"
 #include "modes/session.h"
 
@@ -20,7 +23,12 @@ int cmd_fingerprint(int n, char **args)
 	int rc = locate_nvcc(&s.cfg, session_env, &s.self, &nvcc, &how) ? 1 : 0;
 	struct session_devices devs;
 	session_devices_init(&devs, &s);
-	char *text = launcher_fingerprint_text(&s.cfg, s.self.exe, nvcc, session_devices_load(&devs));
+	char *base = launcher_fingerprint_text(&s.cfg, s.self.exe, nvcc, session_devices_load(&devs));
+	/* The compatibility layer builds what fails otherwise: its headers and table count. */
+	char *layer = compat_identity(&s.cfg, s.self.exe_dir);
+	char *text = concat(base, layer, NULL);
+	free(base);
+	free(layer);
 	if (show) {
 		fputs(text, stdout);
 	} else {

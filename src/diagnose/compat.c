@@ -1,6 +1,7 @@
 #include "diagnose/compat.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,9 @@
 #include "buildwide/build.h"
 #include "buildwide/once.h"
 #include "buildwide/stats.h"
+
+/* The layer's own version: what the retry does and how (the headers' contents count apart). */
+#define NVSHIM_COMPAT_LAYER 1
 
 #ifndef NVSHIM_SOURCE_INCLUDE_DIR
 #define NVSHIM_SOURCE_INCLUDE_DIR ""
@@ -312,6 +316,15 @@ char *compat_include_dir(const char *exe_dir)
 	return NULL;
 }
 
+/* 1 if two paths name one existing file (the same string, or the same device and inode). */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (!strcmp(a, b))
+		return 1;
+	return !stat(a, &sa) && !stat(b, &sb) && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* The argument naming the dependency file a compile writes, or NULL: -MF FILE, -MFFILE,
  * --dependency-output FILE; with -MD or -MMD and no -MF, the object's name with .d. */
 static char *deps_file(const struct argv *a)
@@ -445,7 +458,7 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 	if (d.retry && !inc)
 		warning("the compatibility layer's headers (nvshim/compat/) are not installed beside nvshim: "
 			"no retry");
-	int restored = 0;
+	int restored = 0, retried = 0;
 	struct argv argv = ARGV_INIT;
 	char *dir = NULL, *copy = NULL, *source = NULL;
 	size_t rewritten = 0;
@@ -457,10 +470,15 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			source = xstrdup(d.sites[0].file);
 			for (size_t i = 1; i < d.nsites; i++)
 				ok &= !strcmp(d.sites[i].file, source);
+			/* the argument that names it (a launcher may print it absolute) */
 			size_t pos = 0;
-			for (size_t i = 1; i < argv.n && ok; i++)
-				if (!strcmp(argv.v[i], source))
+			for (size_t i = 1; i < argv.n && ok && !pos; i++)
+				if (same_file(argv.v[i], source))
 					pos = i;
+			if (pos) {
+				free(source);
+				source = xstrdup(argv.v[pos]);
+			}
 			char *text = ok && pos ? cache_read(source) : NULL;
 			char *copied = text ? compat_rewrite(text, source, d.sites, d.nsites, &rewritten) : NULL;
 			const char *tmp = getenv("TMPDIR");
@@ -494,6 +512,9 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			} else {
 				ok = 0;
 			}
+			if (!ok)
+				diag_note(VERBOSITY_VERBOSE, "compat: no private copy of %s (its reads not found on the "
+					  "lines reported, or it is not an argument of this compile): no retry", source);
 			free(copied);
 			free(text);
 		}
@@ -507,6 +528,7 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			char *line = argv_to_shell(&argv);
 			diag_note(VERBOSITY_VERBOSE, "compiling again with the compatibility layer: %s", line);
 			free(line);
+			retried = 1;
 			if (!runner_run_held(plan->tool, &argv, &again, &held2) && again.status == 0) {
 				char *deps = deps_file(&argv);
 				if (deps && copy)
@@ -531,6 +553,13 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			for (size_t k = 1; k < plan->argv.n && !named; k++)
 				if (!strcmp(plan->argv.v[k], d.files.v[i]))
 					named = d.files.v[i];
+		static const char *const ext[] = { ".cu", ".c", ".cpp", ".cc", ".cxx", ".C" };
+		for (size_t k = 1; k < plan->argv.n && !named; k++) {
+			const char *dot = strrchr(plan->argv.v[k], '.');
+			for (size_t e = 0; dot && e < sizeof(ext) / sizeof(ext[0]) && !named; e++)
+				if (!strcmp(dot, ext[e]) && is_file(plan->argv.v[k]))
+					named = plan->argv.v[k];
+		}
 		char *src = xstrdup(named ? named : "FILE");
 		char *how = copy ? xasprintf("; %lu field read%s rewritten in a private copy of %s (the file "
 					     "itself is untouched)", (unsigned long)rewritten, rewritten == 1 ? "" : "s", source)
@@ -543,7 +572,7 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 		free(hdr);
 		free(src);
 		free(how);
-	} else if (inc && d.retry) {
+	} else if (retried) {
 		plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer restores, "
 			  "and failed again with it: the first compile's errors stand");
 	}
@@ -569,6 +598,70 @@ void compat_say_after(const struct plan *plan, size_t from)
 		    (len > 15 && !strcmp(n + len - 15, "[compat.failed]")))
 			diag_note(VERBOSITY_NORMAL, "%s", n);
 	}
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* "REL SIZE MTIME" for every file under dir (two levels), into out. */
+static void list_files(const char *dir, const char *rel, int depth, struct argv *out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *path = concat(dir, "/", e->d_name, NULL);
+		char *r = *rel ? concat(rel, "/", e->d_name, NULL) : xstrdup(e->d_name);
+		struct stat sb;
+		if (!stat(path, &sb) && S_ISDIR(sb.st_mode) && depth < 2)
+			list_files(path, r, depth + 1, out);
+		else if (!stat(path, &sb) && S_ISREG(sb.st_mode))
+			argv_pushf(out, "%s %lld %lld.%09ld", r, (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+				   (long)sb.st_mtim.tv_nsec);
+		free(path);
+		free(r);
+	}
+	closedir(d);
+}
+
+char *compat_identity(const struct config *cfg, const char *exe_dir)
+{
+	if (!cfg->compat || strcmp(cfg->compat, "auto"))
+		return xstrdup("");
+	char *inc = compat_include_dir(exe_dir);
+	struct argv files = ARGV_INIT;
+	char *dir = inc ? concat(inc, "/nvshim/compat", NULL) : NULL;
+	if (dir)
+		list_files(dir, "", 0, &files);
+	if (files.n)
+		qsort(files.v, files.n, sizeof(files.v[0]), by_name);
+	char *text = xasprintf("compat layer = %d %s\n", NVSHIM_COMPAT_LAYER, dir ? dir : "(headers not found)");
+	for (size_t i = 0; i < files.n; i++) {
+		char *next = concat(text, "compat header = ", files.v[i], "\n", NULL);
+		free(text);
+		text = next;
+	}
+	/* The table decides what the layer restores. */
+	char *table = NULL;
+	if (cfg->api_file && *cfg->api_file)
+		table = xstrdup(cfg->api_file);
+	else if (exe_dir)
+		table = concat(exe_dir, "/../etc/nvshim/api.ini", NULL);
+	struct stat sb;
+	char *line = table && !stat(table, &sb)
+			     ? xasprintf("compat table = %s %lld %lld.%09ld\n", table, (long long)sb.st_size,
+					 (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec)
+			     : xstrdup("compat table = built in\n");
+	char *next = concat(text, line, NULL);
+	free(text);
+	free(line);
+	free(table);
+	free(dir);
+	free(inc);
+	argv_release(&files);
+	return next;
 }
 
 char *compat_explain(const struct config *cfg, const char *exe_dir)

@@ -78,6 +78,10 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
  * the layer did not restore (compat.none), or failed (compat.failed). */
 void compat_say_after(const struct plan *plan, size_t from);
 
+/* For `nvshim fingerprint` (a compiler cache's key): with compat = auto, the layer's version,
+ * every header under nvshim/compat (name, size, mtime) and the API table in use; "" when off. */
+char *compat_identity(const struct config *cfg, const char *exe_dir);
+
 /* `nvshim explain`: what the layer would do (one line, xmalloc'ed). */
 char *compat_explain(const struct config *cfg, const char *exe_dir);
 

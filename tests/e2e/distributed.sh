@@ -152,6 +152,20 @@ for order in behind front; do
 		check "sccache-dist $order nvshim, library code: sm_90a machine code" test "$(elf_targets dist$n.o)" = sm_90a
 	fi
 done
+# The compatibility layer (docs/compat.md): with nvshim in front, its retry is an ordinary
+# compile through sccache, split and sent to the build server like any other (the force-included
+# headers and the private copy are in what the client preprocesses); with sccache in front,
+# sccache runs the front end itself and the layer does not act: nvcc's failure.
+sed "s/clockRate %d/clockRate%d %d/" "$(dirname "$0")/fixtures/compat/devinfo.cu" >compat.cu
+NVSHIM_LAUNCHER=sccache "$NV" -c compat.cu -o compat.o 2>errc
+rc=$?
+r=$(dist_stats)
+check "sccache-dist behind nvshim, the compatibility layer: builds" test $rc -eq 0 -a -s compat.o -a "$(grep -c '\[compat.restored\]$' errc)" = 1
+check "sccache-dist behind nvshim, the compatibility layer: the build server compiled ($r)" grep -q 'dist=[1-9][0-9]* errors=0' <<<"$r"
+sccache "$NV" -c compat.cu -o compat2.o 2>errc
+rc=$?
+dist_stats >/dev/null
+check "sccache-dist in front of nvshim: the layer does not act (sccache runs the front end)" test $rc -ne 0 -a ! -e compat2.o
 tools=$(sed -n 's/.*Identifying dist toolchain for "\(.*\)"/\1/p' client.log | xargs -n1 basename 2>/dev/null | sort -u | tr '\n' ' ')
 check "the build server ran nvcc's stages ($tools), never nvshim" \
 	test -n "$tools" -a -z "$(grep -o 'nvshim\|libexec/nvshim' <<<"$tools")"

@@ -88,12 +88,16 @@ same "NVCC_APPEND_FLAGS applied once" --env NVCC_APPEND_FLAGS=-DAPPENDED=1 -- -c
 # (-lineinfo would not do here: nvcc itself does not give the same object twice with it)
 same "NVCC_PREPEND_FLAGS applied once" --env "NVCC_PREPEND_FLAGS=-DPREPENDED=1 -Xcompiler=-Wall" -- -c kernel.cu -o pre.o
 same "a warning" -- -c warn.cu -o warn.o
+# The compatibility layer (compat = auto, the default) leaves a source that compiles alone.
+same "a CUDA 13 source beside the layer's APIs (compat = auto)" -- -c compat/clean.cu -o clean.o
+same "the CUDA 13 forms the layer restores, hand-fixed (compat = auto)" -- compat/memadvise_fixed.cu -o memadvise
 EXPECT_FILES=
 same "--dryrun" -- --dryrun -c kernel.cu -o kernel.o
 same "-E to stdout" -- -E kernel.cu
 same "-M to stdout" -- -M kernel.cu
 same "--run the host part" -- --run kernel.cu -o runprog
 same "a syntax error" -- -c bad.cu -o bad.o
+same "an error beside a removed field: no retry (compat = auto, explain_api off)" --env NVSHIM_EXPLAIN_API=false -- -c compat/unrelated.cu -o u.o
 same "an unknown option" -- -c kernel.cu --no-such-option
 same "a missing file" -- -c missing.cu -o missing.o
 # With their rules off, nvshim leaves what the targets pass would fix to nvcc (tests/e2e/targets.sh

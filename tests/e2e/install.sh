@@ -73,6 +73,11 @@ check "the gate is installed, and a moved prefix's nvshim uses it" \
 # The API table found relative to the executable: the installed one, edited, is the one used.
 printf '#include <cuda_runtime.h>\nint main() { cudaThreadSynchronize(); return 0; }\n' >"$WORK/old.cu"
 sed -i 's/^use = cudaDeviceSynchronize()$/use = the installed table'"'"'s advice/' "$WORK/moved/etc/nvshim/api.ini"
-out=$(cd "$WORK" && NVSHIM_NVCC=$NVCC "$WORK/moved/bin/nvshim" -c old.cu -o old.o 2>&1)
+out=$(cd "$WORK" && NVSHIM_COMPAT=off NVSHIM_NVCC=$NVCC "$WORK/moved/bin/nvshim" -c old.cu -o old.o 2>&1)
 check "a moved prefix: the API notes come from its etc/nvshim/api.ini" grep -qx "nvshim info    : old.cu:2: cudaThreadSynchronize was removed in CUDA 13.0: use the installed table's advice \[api.removed\]" <<<"$out"
+# The compatibility layer's headers, installed and found relative to the executable.
+rm -f "$WORK/old.o"
+(cd "$WORK" && NVSHIM_VERBOSITY=verbose NVSHIM_NVCC=$NVCC "$WORK/moved/bin/nvshim" -c old.cu -o old.o 2>"$WORK/compat.err")
+check "a moved prefix: the compatibility layer's headers are its include/nvshim/compat" \
+	sh -c "test -f '$WORK/moved/include/nvshim/compat/runtime.h' && test -s '$WORK/old.o' && grep -q -- '-include $WORK/moved/include/nvshim/compat/runtime.h' '$WORK/compat.err'"
 finish

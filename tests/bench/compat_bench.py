@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""The compatibility layer's cost, nvshim against the real nvcc in one run, alternating which
+goes first (as tests/bench/bench.py does), medians of N pairs.
+
+  - a source that compiles (clean.cu, -c): nvshim against nvcc; the layer must cost nothing;
+  - a source the layer fixes (devinfo.cu: 8 field reads rewritten; memadvise.cu: header only):
+    nvshim, which runs nvcc, sees it fail and compiles once more with the layer, against what
+    the same work costs by hand: nvcc on the failing source, then nvcc on the hand-fixed one.
+    The ratio near 1 says the layer costs one extra compile of that source and nothing more.
+
+    python3 tests/bench/compat_bench.py --nvshim build/nvshim [--nvcc /usr/local/cuda/bin/nvcc] [--pairs 15]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "e2e", "fixtures", "compat")
+
+
+def timed(cmds, env, cwd):
+    """Runs the commands one after the other; the wall time of all of them, in ms."""
+    t = time.perf_counter()
+    for cmd, may_fail in cmds:
+        r = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if r.returncode and not may_fail:
+            raise SystemExit(f"failed: {' '.join(cmd)}")
+    return (time.perf_counter() - t) * 1000.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nvshim", required=True)
+    ap.add_argument("--nvcc", default="/usr/local/cuda/bin/nvcc")
+    ap.add_argument("--pairs", type=int, default=15)
+    a = ap.parse_args()
+    nvshim = os.path.abspath(a.nvshim)
+    work = tempfile.mkdtemp(prefix="nvshim-compat-bench-")
+    for f in os.listdir(FIXTURES):
+        shutil.copy(os.path.join(FIXTURES, f), work)
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("NVSHIM_") or k in ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"):
+            del env[k]
+    env["NVSHIM_NVCC"] = a.nvcc
+    env["NVSHIM_CACHE_DIR"] = os.path.join(work, "cache")
+    env["NVSHIM_STATS"] = "false"
+    nv = a.nvcc
+    cases = [
+        ("clean.cu -c (compiles: the identity path)",
+         [([nvshim, "-c", "clean.cu", "-o", "s.o"], False)],
+         [([nv, "-c", "clean.cu", "-o", "r.o"], False)]),
+        ("devinfo.cu -c: the layer (8 field reads rewritten) / nvcc fails, then nvcc on the hand-fixed source",
+         [([nvshim, "-c", "devinfo.cu", "-o", "s.o"], False)],
+         [([nv, "-c", "devinfo.cu", "-o", "r.o"], True), ([nv, "-c", "devinfo_fixed.cu", "-o", "r.o"], False)]),
+        ("memadvise.cu -c: the layer (header only) / nvcc fails, then nvcc on the hand-fixed source",
+         [([nvshim, "-c", "memadvise.cu", "-o", "s.o"], False)],
+         [([nv, "-c", "memadvise.cu", "-o", "r.o"], True), ([nv, "-c", "memadvise_fixed.cu", "-o", "r.o"], False)]),
+    ]
+    rows = []
+    for name, shim, real in cases:
+        for _ in range(2):  # warm-up: caches of facts, the page cache
+            timed(shim, env, work)
+            timed(real, env, work)
+        s_t, r_t = [], []
+        for i in range(a.pairs):
+            order = [(shim, s_t), (real, r_t)] if i % 2 == 0 else [(real, r_t), (shim, s_t)]
+            for cmds, out in order:
+                out.append(timed(cmds, env, work))
+        ms, mr = statistics.median(s_t), statistics.median(r_t)
+        diff = statistics.median(s - r for s, r in zip(s_t, r_t))
+        rows.append((name, mr, ms, diff, ms / mr))
+    shutil.rmtree(work, ignore_errors=True)
+    v = subprocess.run([nv, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2]
+    print(f"compatibility layer benchmark: {a.pairs} alternating pairs per case; {v}; {os.cpu_count()} CPUs")
+    print()
+    print("| case | by hand (nvcc) median | nvshim median | median added per pair | ratio |")
+    print("|---|---|---|---|---|")
+    for name, mr, ms, diff, ratio in rows:
+        print(f"| {name} | {mr:.0f} ms | {ms:.0f} ms | {diff:+.0f} ms | {ratio:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "diagnose/api.h"
+#include "diagnose/compat.h"
+#include "helpers.h"
+
+static struct api_table table;
+
+static void load_table(void)
+{
+	char *text = test_read(NVSHIM_SOURCE_DIR "/config/api.ini");
+	cr_assert_not_null(text);
+	struct argv problems = ARGV_INIT;
+	api_table_init(&table);
+	api_parse(&table, text, "api.ini", &problems);
+	cr_assert_eq(problems.n, 0, "%s", problems.n ? problems.v[0] : "");
+	argv_release(&problems);
+	free(text);
+}
+
+static void free_table(void) { api_table_release(&table); }
+
+TestSuite(compat, .init = load_table, .fini = free_table);
+
+Test(compat, every_entry_says_compat_or_why_not)
+{
+	for (size_t i = 0; i < table.n; i++) {
+		const struct api_entry *e = &table.v[i];
+		cr_assert(e->compat || e->nocompat, "%s: neither compat nor nocompat", e->name);
+		if (!e->compat)
+			continue;
+		char *h = concat(NVSHIM_SOURCE_DIR "/include/nvshim/compat/", e->compat, NULL);
+		struct stat sb;
+		cr_assert_eq(stat(h, &sb), 0, "%s: no %s", e->name, h);
+		free(h);
+		/* a rewrite is for struct fields, and the header has the field's function */
+		if (e->compat_rewrite) {
+			cr_assert_not_null(strstr(e->name, "::"), "%s", e->name);
+			char *text = test_read(NVSHIM_SOURCE_DIR "/include/nvshim/compat/runtime.h");
+			char *fn = concat("NVSHIM_COMPAT_PROP_FIELD(", strstr(e->name, "::") + 2, ",", NULL);
+			cr_assert_not_null(strstr(text, fn), "%s: no %s", e->name, fn);
+			free(fn);
+			free(text);
+		}
+	}
+	cr_assert_not_null(api_find(&table, "cudaDeviceProp::cooperativeMultiDeviceLaunch")->nocompat);
+	cr_assert_str_eq(api_find(&table, "cuCtxCreate")->compat, "driver.h");
+}
+
+static const char *const devinfo_err =
+	"devinfo.cu(20): error: class \"cudaDeviceProp\" has no member \"clockRate\"\n"
+	"    std::printf(\"clockRate %d\\n\", prop.clockRate);\n"
+	"                                       ^\n\n"
+	"devinfo.cu(23): error: class \"cudaDeviceProp\" has no member \"kernelExecTimeoutEnabled\"\n"
+	"    std::printf(\"%d\\n\", pp->kernelExecTimeoutEnabled);\n"
+	"                              ^\n\n"
+	"2 errors detected in the compilation of \"devinfo.cu\".\n";
+
+Test(compat, decides_on_every_error)
+{
+	struct compat_decision d;
+	compat_decision_init(&d);
+	compat_decide(&table, devinfo_err, "13.0.88", &d);
+	cr_assert(d.retry);
+	cr_assert_eq(d.errors, 2);
+	cr_assert_eq(d.headers.n, 1);
+	cr_assert_str_eq(d.headers.v[0], "runtime.h");
+	cr_assert_eq(d.nsites, 2);
+	cr_assert_str_eq(d.sites[1].field, "kernelExecTimeoutEnabled");
+	cr_assert_eq(d.sites[1].line, 23);
+	cr_assert_str_eq(d.sites[1].file, "devinfo.cu");
+	compat_decision_release(&d);
+	/* a toolkit older than the entries: nothing is restored */
+	compat_decide(&table, devinfo_err, "12.9", &d);
+	cr_assert_not(d.retry);
+	compat_decision_release(&d);
+	/* one error the table does not know: no retry */
+	char *two = concat(devinfo_err, "devinfo.cu(30): error: identifier \"nope\" is undefined\n", NULL);
+	compat_decide(&table, two, "13.0.88", &d);
+	cr_assert_not(d.retry);
+	cr_assert_eq(d.others, 1);
+	compat_decision_release(&d);
+	free(two);
+	/* an entry with nocompat: no retry, and why */
+	compat_decide(&table, "c.cu(3): error: class \"cudaDeviceProp\" has no member \"cooperativeMultiDeviceLaunch\"\n",
+		      "13.0", &d);
+	cr_assert_not(d.retry);
+	cr_assert_eq(d.why_not.n, 1);
+	cr_assert(!strncmp(d.why_not.v[0], "cudaDeviceProp::cooperativeMultiDeviceLaunch: multi-device", 58));
+	compat_decision_release(&d);
+	/* no errors at all */
+	compat_decide(&table, "warning only\n", "13.0", &d);
+	cr_assert_not(d.retry);
+	compat_decision_release(&d);
+}
+
+static char *rewrite1(const char *text, unsigned long line, const char *field, size_t *n)
+{
+	struct compat_site s = { (char *)"x.cu", line, (char *)field };
+	return compat_rewrite(text, "x.cu", &s, 1, n);
+}
+
+Test(compat, rewrites_the_reads_on_the_line)
+{
+	size_t n;
+	char *out = rewrite1("int a;\nf(prop.clockRate, p->clockRate, v[i].clockRate, o.p->clockRate);\nprop.clockRate;\n",
+			     2, "clockRate", &n);
+	cr_assert_str_eq(out, "#line 1 \"x.cu\"\nint a;\nf(nvshim_compat_clockRate(&(prop)), nvshim_compat_clockRate(p), "
+			      "nvshim_compat_clockRate(&(v[i])), nvshim_compat_clockRate(o.p));\nprop.clockRate;\n");
+	cr_assert_eq(n, 4);
+	free(out);
+	/* calls, parenthesised groups, ::, keywords before them */
+	out = rewrite1("return get(i).clockRate + (*pp).clockRate + ns::g.clockRate + my_clockRate + clockRate;", 1,
+		       "clockRate", &n);
+	cr_assert_str_eq(out, "#line 1 \"x.cu\"\nreturn nvshim_compat_clockRate(&(get(i))) + nvshim_compat_clockRate(&((*pp))) + "
+			      "nvshim_compat_clockRate(&(ns::g)) + my_clockRate + clockRate;");
+	cr_assert_eq(n, 3);
+	free(out);
+	out = rewrite1("if (sizeof(p).clockRate) x = 1.f;\n", 1, "clockRate", &n);
+	cr_assert_null(strstr(out, "sizeof(nvshim"), "%s", out);
+	free(out);
+	/* a site whose line holds no read: nothing (no retry) */
+	cr_assert_null(rewrite1("int clockRate;\n", 1, "clockRate", &n));
+	cr_assert_null(rewrite1("a.clockRate;\n", 5, "clockRate", &n));
+	/* the name is quoted as a C string */
+	struct compat_site s = { (char *)"a\"b.cu", 1, (char *)"f" };
+	out = compat_rewrite("x.f\n", "a\"b\\.cu", &s, 1, &n);
+	cr_assert_str_eq(out, "#line 1 \"a\\\"b\\\\.cu\"\nnvshim_compat_f(&(x))\n");
+	free(out);
+	/* two errors on one line: rewritten once */
+	struct compat_site two[2] = { { (char *)"x.cu", 1, (char *)"f" }, { (char *)"x.cu", 1, (char *)"f" } };
+	out = compat_rewrite("a.f + b.f;\n", "x.cu", two, 2, &n);
+	cr_assert_str_eq(out, "#line 1 \"x.cu\"\nnvshim_compat_f(&(a)) + nvshim_compat_f(&(b));\n");
+	cr_assert_eq(n, 2);
+	free(out);
+}
+
+Test(compat, finds_its_headers)
+{
+	char *d = compat_include_dir(NULL);
+	cr_assert_not_null(d);
+	cr_assert_str_eq(d, NVSHIM_SOURCE_DIR "/include");
+	free(d);
+	d = compat_include_dir("/nonexistent/bin");
+	cr_assert_str_eq(d, NVSHIM_SOURCE_DIR "/include");
+	free(d);
+}
