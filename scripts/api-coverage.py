@@ -3,7 +3,7 @@
 changed, and how many of them nvshim's API table (config/api.ini) names.
 
     scripts/api-coverage.py --old OLD_INCLUDE --new NEW_INCLUDE [--table config/api.ini]
-                            [--list] [--missing]
+                            [--lib-old DIR]... [--list] [--missing]
 
 OLD_INCLUDE is a CUDA 12 include directory: the nvidia-cuda-runtime-cu12 wheel's
 nvidia/cuda_runtime/include (pip download nvidia-cuda-runtime-cu12==12.9.79, then unzip) holds
@@ -16,6 +16,10 @@ headers with comments removed:
   fields    struct fields (cudaDeviceProp::clockRate) of a struct both declare, gone from NEW's;
   changed   functions both declare whose parameter types differ (the first declaration under
             the public name: #define NAME NAME_vN renames it, later ones are legacy entry points).
+With --lib-old (the include directories of the CUDA 12.9 library wheels: nvidia-cufft-cu12
+11.4.1.4, nvidia-cublas-cu12 12.9.1.4, nvidia-cusparse-cu12 12.5.10.65, each
+nvidia/<lib>/include), also the cuFFT, cuBLAS and cuSPARSE names (CUFFT_*, cufft*, CUBLAS*,
+cublas*, CUSPARSE_*, cusparse*) their headers declare and NEW's include tree does not.
 A symbol is covered when the table has an [api NAME] section for it or lists it in `also`.
 Prints the counts (and with --list every symbol, with --missing those not covered).
 Exit status 0; 2 on bad arguments.
@@ -30,6 +34,10 @@ HEADERS = ["cuda_runtime_api.h", "cuda_runtime.h", "driver_types.h", "cuda.h", "
            "texture_fetch_functions.h", "surface_functions.h", "channel_descriptor.h"]
 API_NAME = re.compile(r"^(cuda[A-Z]\w*|cu[A-Z]\w*|CU[A-Za-z_]\w*|CUDA_\w+|CUDART_\w+|tex[1-3A-Z]\w*|"
                       r"surf[1-3A-Z]\w*|texture|surface|textureReference|surfaceReference)$")
+
+
+LIB_HEADERS = ["cufft.h", "cufftXt.h", "cublas_api.h", "cublasLt.h", "cublas.h", "cusparse.h"]
+LIB_NAME = re.compile(r"^(CUFFT_\w+|cufft[A-Z]\w*|CUBLAS\w+|cublas[A-Z]\w*|CUSPARSE_\w+|cusparse[A-Z]\w*)$")
 
 
 def strip_comments(text):
@@ -100,15 +108,22 @@ def prototypes(text):
 
 def table_names(path):
     names = set()
+    in_also = False
     with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
+        for raw in f:
+            line = raw.strip()
+            # An indented line continues the value above it (an `also` over several lines).
+            if in_also and raw[:1] in (" ", "\t") and line and not line.startswith(";"):
+                names.update(w for w in re.split(r"[\s,]+", line) if w)
+                continue
+            in_also = False
             m = re.match(r"\[api\s+([^\]]+)\]", line)
             if m:
                 names.add(m.group(1).strip())
             m = re.match(r"also\s*=\s*(.*)", line)
             if m:
                 names.update(w for w in re.split(r"[\s,]+", m.group(1)) if w)
+                in_also = True
     return names
 
 
@@ -117,6 +132,7 @@ def main():
     ap.add_argument("--old", required=True)
     ap.add_argument("--new", required=True)
     ap.add_argument("--table", default=os.path.join(os.path.dirname(__file__), "..", "config", "api.ini"))
+    ap.add_argument("--lib-old", action="append", default=[])
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--missing", action="store_true")
     a = ap.parse_args()
@@ -145,9 +161,19 @@ def main():
         n = new_p.get(name)
         if o is not None and n is not None and o != n:
             changed.append(name)
+    libs = set()
+    for d in a.lib_old:
+        for h in LIB_HEADERS:
+            libs.update(i for i in re.findall(r"[A-Za-z_]\w*", read(d, h)) if LIB_NAME.match(i))
+    # CUFFT_NO_INLINE was a switch cufftXt.h read (#ifndef), for a program to define: not a name
+    # it declared.
+    libs = sorted(i for i in libs if i not in new_ids and i != "CUFFT_NO_INLINE")
     table = table_names(a.table)
     total = covered = 0
-    for title, syms in (("removed", removed), ("fields", fields), ("changed", changed)):
+    groups = [("removed", removed), ("fields", fields), ("changed", changed)]
+    if a.lib_old:
+        groups.append(("libraries", libs))
+    for title, syms in groups:
         got = [s for s in syms if s in table]
         total += len(syms)
         covered += len(got)

@@ -8,10 +8,12 @@
 
 #include "base/diag.h"
 #include "diagnose/api.h"
+#include "diagnose/migrate.h"
 #include "modes/session.h"
 
 /* `nvshim explain-api NAME...` (also `nvshim explain api NAME...`): the API table's entry for
- * each NAME (a function, type, enum value, macro, or STRUCT::FIELD; a `.FIELD` or `->FIELD` of
+ * each NAME, with what the compatibility layer does with it (compat or nocompat) and the form
+ * `nvshim migrate` writes for it (a function, type, enum value, macro, or STRUCT::FIELD; a `.FIELD` or `->FIELD` of
  * cudaDeviceProp may be written as cudaDeviceProp.FIELD), from the table nvshim uses (api_file,
  * else the installed one, else the built-in one). `--list` prints every name. Exit status 0, or
  * 1 when a NAME has no entry. */
@@ -47,7 +49,7 @@ int cmd_explain_api(int n, char **args)
 			memmove(dot + 1, dot + 2, strlen(dot + 2) + 1);
 			*dot = '.';
 		}
-		dot = strchr(name, '.');
+		dot = strchr(name, '/') ? NULL : strchr(name, '.');
 		if (dot) {
 			char *m = xasprintf("%.*s::%s", (int)(dot - name), name, dot + 1);
 			free(name);
@@ -66,6 +68,14 @@ int cmd_explain_api(int n, char **args)
 			char *d = api_describe(e);
 			fputs(d, stdout);
 			free(d);
+			/* What the compatibility layer does with it, and what `nvshim migrate` writes. */
+			if (e->compat)
+				printf("  compat:  include/nvshim/compat/%s%s, in the retry of a compile that failed on it\n",
+				       e->compat, e->compat_rewrite ? ", the field read rewritten in a private copy of the source" : "");
+			else if (e->nocompat)
+				printf("  compat:  none: %s\n", e->nocompat);
+			const char *form = migrate_form(e->name);
+			printf("  migrate: %s\n", form ? form : "no automatic rewrite (nvshim migrate names the use); write the replacement above");
 		} else {
 			error("%s: not in the API table, %s; `nvshim explain-api --list` names every entry",
 			      args[i], origin ? origin : "none");

@@ -11,12 +11,15 @@
 #include <libiberty.h>
 
 #include "base/diag.h"
+#include "diagnose/api.h"
 #include "diagnose/migrate.h"
+#include "modes/session.h"
 
 /* `nvshim migrate [--apply] FILE...`: for each file, the lasting fix of every removed or changed
  * CUDA or CCCL API its text uses (diagnose/migrate.h), printed as a unified diff on stdout; with
  * --apply written back (a temporary file beside it, with its mode, renamed over it). A use left
- * as it was is a warning naming the line and why. Exit status 0, 1 when a use was left, 2 for a
+ * as it was is a warning naming the line and why, and so is a use of an API table entry that has
+ * no recipe (the table nvshim uses: api_file, the installed one or the built-in one). Exit status 0, 1 when a use was left, 2 for a
  * usage error or a file that cannot be read or written. A file with nothing to change prints
  * nothing. */
 
@@ -109,6 +112,25 @@ int cmd_migrate(int n, char **args)
 		fprintf(stderr, "usage: nvshim migrate [--apply] FILE...\n");
 		return 2;
 	}
+	/* The API table's names: a use of one without a recipe is named (the table nvshim uses). */
+	struct session sess;
+	session_init(&sess, 0, NULL);
+	char *origin = NULL;
+	char *table = api_table_text(sess.cfg.api_file, sess.self.exe_dir, &origin);
+	struct api_table t;
+	struct argv problems = ARGV_INIT, known = ARGV_INIT;
+	api_table_init(&t);
+	if (table)
+		api_parse(&t, table, origin, &problems);
+	for (size_t k = 0; k < t.n; k++) {
+		/* A changed function keeps its name: a use may be the new form already (the texture
+		 * fetches excepted, whose reference form has no template argument). */
+		if (t.v[k].changed && strncmp(t.v[k].name, "tex", 3))
+			continue;
+		argv_push(&known, t.v[k].name);
+		for (size_t a = 0; a < t.v[k].also.n; a++)
+			argv_push(&known, t.v[k].also.v[a]);
+	}
 	for (int i = 0; i < n; i++) {
 		if (args[i][0] == '-' && args[i][1])
 			continue;
@@ -122,7 +144,7 @@ int cmd_migrate(int n, char **args)
 			continue;
 		}
 		struct migrate_result r;
-		migrate_text(text, len, &r);
+		migrate_text(text, len, &known, &r);
 		for (size_t k = 0; k < r.skipped.n; k++)
 			warning("migrate: %s:%s", path, r.skipped.v[k]);
 		if (r.skipped.n && status < 1)
@@ -144,6 +166,12 @@ int cmd_migrate(int n, char **args)
 		migrate_result_release(&r);
 		free(text);
 	}
+	argv_release(&problems);
+	argv_release(&known);
+	api_table_release(&t);
+	free(table);
+	free(origin);
+	session_release(&sess);
 	fflush(stdout);
 	return status;
 }

@@ -601,6 +601,20 @@ static char *first_table_call(const char *line, const struct api_table *t)
 	return NULL;
 }
 
+/* Messages that follow from the error before them on the same line: nvcc's and gcc's for a class
+ * whose base is not a type, a type that is not one, a template argument list after a name that
+ * is no template. */
+static int follows_on(const char *m)
+{
+	static const char *const msgs[] = { "class or struct definition is missing", "type name is not allowed",
+					    "expected an expression", "expected '{' before '<' token",
+					    "expected unqualified-id before '<' token" };
+	for (size_t k = 0; k < sizeof(msgs) / sizeof(msgs[0]); k++)
+		if (!strcmp(m, msgs[k]))
+			return 1;
+	return 0;
+}
+
 void api_read_errors(const char *text, const struct api_table *t, struct api_errors *out)
 {
 	size_t alloc = out->n;
@@ -661,6 +675,12 @@ void api_read_errors(const char *text, const struct api_table *t, struct api_err
 			alloc = alloc ? alloc * 2 : 16;
 			out->v = XRESIZEVEC(struct api_error, out->v, alloc);
 		}
+		/* An error that only follows from the one before it on the same line (a removed
+		 * template used as a base leaves "class or struct definition is missing") is about
+		 * the same name. */
+		if (!name && !by_call && out->n && out->v[out->n - 1].name && out->v[out->n - 1].line == line &&
+		    file && out->v[out->n - 1].file && !strcmp(out->v[out->n - 1].file, file) && follows_on(plain))
+			name = xstrdup(out->v[out->n - 1].name);
 		out->v[out->n++] = (struct api_error){ file, line, name, by_call };
 		free(plain);
 		free(l);

@@ -30,6 +30,11 @@
  * from the macro's expansion on), the source line is read from the file (the column from gcc's
  * message; nvcc gives none: then the first function of the table called on that line).
  *
+ * An error that only follows from the one before it on the same line ("class or struct definition
+ * is missing" after `namespace "thrust" has no member class "unary_function"`, "type name is not
+ * allowed", "expected an expression", gcc's "expected '{' before '<' token") is about the same
+ * name.
+ *
  * api_notes() turns the errors whose name is in the table, for an entry whose version is not
  * newer than the toolkit's, into one note each (the same API on the same line once):
  *   old.cu:9: cudaDeviceProp::clockRate was removed in CUDA 13.0: use

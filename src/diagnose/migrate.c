@@ -176,7 +176,11 @@ struct scan {
 	size_t n, alloc;
 	size_t *line_start; /* byte offset of each line's start, [0] for line 1 */
 	unsigned nlines;
-	size_t last_include_end; /* the end (after '\n') of the last #include before any code */
+	/* Where the helpers go: the end (after '\n') of the last #include before any code, or of a
+	 * directive after it that leaves as many #if blocks open as that #include had (an #endif
+	 * around it, a #define after it); include_depth: the #if blocks open at that #include. */
+	size_t last_include_end;
+	int include_depth, seen_include;
 	int saw_code;
 	/* The open #if blocks: bit 0 a block migrate wrote ("#if ... /\* nvshim migrate *\/"), bit 1
 	 * in its #else; old_side counts the blocks of both bits. */
@@ -267,8 +271,16 @@ static void scan_text(struct scan *sc, const char *s, size_t len)
 				k--;
 			int cont = k > 0 && s[k - 1] == '\\';
 			if (!cont) {
-				if (include && !sc->saw_code)
+				if (directive && !sc->saw_code &&
+				    (include || (sc->seen_include && sc->depth <= sc->include_depth))) {
 					sc->last_include_end = i + 1;
+					if (include) {
+						sc->include_depth = sc->depth;
+						sc->seen_include = 1;
+					} else if (sc->depth < sc->include_depth) {
+						sc->include_depth = sc->depth;
+					}
+				}
 				directive = include = 0;
 			}
 			at_line_start = 1;
@@ -302,8 +314,21 @@ static void scan_text(struct scan *sc, const char *s, size_t len)
 			size_t k = i + 1;
 			while (k < len && (s[k] == ' ' || s[k] == '\t'))
 				k++;
-			if (len - k >= 7 && !strncmp(s + k, "include", 7))
+			if (len - k >= 7 && !strncmp(s + k, "include", 7)) {
 				include = 1;
+				/* The header's name, as a token of its own ('h'). */
+				size_t q = k + 7;
+				while (q < len && (s[q] == ' ' || s[q] == '\t'))
+					q++;
+				if (q < len && (s[q] == '<' || s[q] == '"')) {
+					char close = s[q] == '<' ? '>' : '"';
+					size_t qe = q + 1;
+					while (qe < len && s[qe] != close && s[qe] != '\n')
+						qe++;
+					if (qe < len && s[qe] == close)
+						push(sc, q + 1, qe, line_of(sc, q), 'h', 1, 0);
+				}
+			}
 			directive_seen(sc, k);
 			i++;
 			continue;
@@ -578,6 +603,57 @@ static size_t object_start(const struct scan *sc, size_t dot)
 	return dot;
 }
 
+/* The device a cudaDeviceProp was filled for: the second argument of the nearest
+ * cudaGetDeviceProperties(&OBJ, DEV) (OBJ a pointer: (OBJ, DEV)) before token `before`; else, OBJ
+ * a plain name, the struct it was copied from (`cudaDeviceProp OBJ = SRC;`, `OBJ = SRC;`) or,
+ * for a pointer, the one it points at (`OBJ = &SRC;`), a few steps deep. NULL: not known. */
+static char *find_device(const struct scan *sc, size_t before, const char *objs, int arrow, int depth)
+{
+	for (size_t k = before; k-- > 0;) {
+		if (sc->v[k].c != 'i')
+			continue;
+		if (k + 1 < sc->n && sc->v[k + 1].c == '(') {
+			char *fn = tok_name(sc, &sc->v[k]);
+			int hit = !strcmp(fn, "cudaGetDeviceProperties") || !strcmp(fn, "cudaGetDeviceProperties_v2");
+			free(fn);
+			if (!hit)
+				continue;
+			size_t args[2][2], close;
+			if (call_args(sc, k + 1, &close, args, 2) != 2)
+				continue;
+			char *a0 = toks_text(sc, args[0][0], args[0][1]);
+			char *a0s = squeeze(a0);
+			char *want = arrow ? xstrdup(objs) : concat("&", objs, NULL);
+			char *want2 = arrow ? NULL : concat("&(", objs, ")", NULL);
+			char *dev = NULL;
+			if (!strcmp(a0s, want) || (want2 && !strcmp(a0s, want2)))
+				dev = toks_text(sc, args[1][0], args[1][1]);
+			free(a0);
+			free(a0s);
+			free(want);
+			free(want2);
+			if (dev)
+				return dev;
+			continue;
+		}
+		/* OBJ = SRC; or OBJ = &SRC; (a declaration or an assignment) */
+		if (depth < 4 && k + 3 < sc->n && sc->v[k + 1].c == '=' && sc->v[k].e - sc->v[k].b == strlen(objs) &&
+		    !memcmp(sc->s + sc->v[k].b, objs, strlen(objs)) && (k == 0 || (sc->v[k - 1].c != '.' && sc->v[k - 1].c != 'A'))) {
+			size_t q = k + 2;
+			int addr = sc->v[q].c == '&';
+			q += addr;
+			if (q + 1 < sc->n && sc->v[q].c == 'i' && sc->v[q + 1].c == ';' && addr == arrow) {
+				char *src = tok_name(sc, &sc->v[q]);
+				char *dev = find_device(sc, k, src, 0, depth + 1);
+				free(src);
+				if (dev)
+					return dev;
+			}
+		}
+	}
+	return NULL;
+}
+
 static void do_field(struct mig *m, size_t i, const struct recipe *r, const char *name)
 {
 	const struct scan *sc = &m->sc;
@@ -607,32 +683,7 @@ static void do_field(struct mig *m, size_t i, const struct recipe *r, const char
 	char *obj = toks_text(sc, ob, dot);
 	char *objs = squeeze(obj);
 	int arrow = sc->v[dot].c == 'A';
-	/* The nearest cudaGetDeviceProperties(&OBJ, DEV) (or (OBJ, DEV) for a pointer) before. */
-	char *dev = NULL;
-	for (size_t k = ob; k-- > 0;) {
-		if (sc->v[k].c != 'i' || k + 1 >= sc->n || sc->v[k + 1].c != '(')
-			continue;
-		char *fn = tok_name(sc, &sc->v[k]);
-		int hit = !strcmp(fn, "cudaGetDeviceProperties") || !strcmp(fn, "cudaGetDeviceProperties_v2");
-		free(fn);
-		if (!hit)
-			continue;
-		size_t args[2][2], close;
-		if (call_args(sc, k + 1, &close, args, 2) != 2)
-			continue;
-		char *a0 = toks_text(sc, args[0][0], args[0][1]);
-		char *a0s = squeeze(a0);
-		char *want = arrow ? xstrdup(objs) : concat("&", objs, NULL);
-		char *want2 = arrow ? NULL : concat("&(", objs, ")", NULL);
-		if (!strcmp(a0s, want) || (want2 && !strcmp(a0s, want2)))
-			dev = toks_text(sc, args[1][0], args[1][1]);
-		free(a0);
-		free(a0s);
-		free(want);
-		free(want2);
-		if (dev)
-			break;
-	}
+	char *dev = find_device(sc, ob, objs, arrow, 0);
 	if (!dev) {
 		char *why = xasprintf("not migrated: no cudaGetDeviceProperties(%s%s, device) before it names the device", arrow ? "" : "&", obj);
 		skipped(m, t, name, why);
@@ -995,7 +1046,44 @@ static const char culoc_helper[] =
 	"}\n"
 	"#endif\n";
 
-void migrate_text(const char *text, size_t len, struct migrate_result *out)
+/* A use of an entry of the API table that has no recipe: said, the text left. Struct fields
+ * (STRUCT::FIELD) match a member access of FIELD; texture fetches only in their reference form
+ * (no template argument); texture and surface only as templates; surf* never (the object form
+ * is spelt the same). */
+static void known_use(struct mig *m, size_t i, const char *name, const struct argv *known)
+{
+	const struct scan *sc = &m->sc;
+	const struct tok *t = &sc->v[i];
+	int member = i > 0 && (sc->v[i - 1].c == '.' || sc->v[i - 1].c == 'A');
+	for (size_t k = 0; k < known->n; k++) {
+		const char *kn = known->v[k];
+		const char *sep = strstr(kn, "::");
+		int hit;
+		if (member)
+			hit = sep && !strncmp(kn, "cudaDeviceProp::", 16) && !strcmp(sep + 2, name);
+		else if (t->c == 'h')
+			hit = !strcmp(kn, name);
+		else
+			hit = !strcmp(kn, name);
+		if (!hit)
+			continue;
+		const struct tok *nx = i + 1 < sc->n ? &sc->v[i + 1] : NULL;
+		if (!member && t->c == 'i' && !sep) {
+			if (!strncmp(name, "surf", 4) && strncmp(name, "surface", 7))
+				return;
+			if ((!strcmp(name, "texture") || !strcmp(name, "surface")) && (!nx || nx->c != '<'))
+				return;
+			if (!strncmp(name, "tex", 3) && strcmp(name, "texture") && (!nx || nx->c != '('))
+				return;
+		}
+		char *why = xasprintf("no automatic rewrite; see `nvshim explain-api %s`", kn);
+		skipped(m, t, kn, why);
+		free(why);
+		return;
+	}
+}
+
+void migrate_text(const char *text, size_t len, const struct argv *known, struct migrate_result *out)
 {
 	memset(out, 0, sizeof(*out));
 	argv_init(&out->skipped);
@@ -1008,6 +1096,12 @@ void migrate_text(const char *text, size_t len, struct migrate_result *out)
 	int has_attr = 0, has_loc = 0, has_culoc = 0;
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct tok *t = &sc->v[i];
+		if (t->c == 'h' && known && !t->old_side) {
+			char *h = text_of(sc, t->b, t->e);
+			known_use(&m, i, h, known);
+			free(h);
+			continue;
+		}
 		if (t->c != 'i' || t->old_side)
 			continue;
 		char *name = tok_name(sc, t);
@@ -1020,13 +1114,16 @@ void migrate_text(const char *text, size_t len, struct migrate_result *out)
 			char *f = concat("cudaDeviceProp::", name, NULL);
 			r = recipe_find(f);
 			free(f);
-			if (r) {
+			if (r)
 				do_field(&m, i, r, r->name);
-			}
+			else if (known)
+				known_use(&m, i, name, known);
 			free(name);
 			continue;
 		}
 		r = recipe_find(name);
+		if (!r && known)
+			known_use(&m, i, name, known);
 		/* A member access (x.cuCtxCreate) or a declaration's own name is not a use. */
 		if (r) {
 			switch (r->kind) {
@@ -1208,11 +1305,54 @@ char *migrate_diff(const char *path, const char *old, size_t old_len, const char
 					break;
 				}
 			}
-		if (nblk == ablk) {
-			ablk = ablk ? ablk * 2 : 16;
-			blk = XRESIZEVEC(struct block, blk, ablk);
+		/* Within a small block, the longest common subsequence of its lines splits it into the
+		 * lines that really changed. */
+		size_t na = bi - i, nb = bj - j;
+		if (na && nb && na * nb <= 250000) {
+			unsigned *L = XCNEWVEC(unsigned, (na + 1) * (nb + 1));
+			for (size_t x = na; x-- > 0;)
+				for (size_t y = nb; y-- > 0;)
+					L[x * (nb + 1) + y] = line_eq(&a, i + x, &b, j + y)
+								      ? L[(x + 1) * (nb + 1) + y + 1] + 1
+								      : L[(x + 1) * (nb + 1) + y] > L[x * (nb + 1) + y + 1]
+									? L[(x + 1) * (nb + 1) + y]
+									: L[x * (nb + 1) + y + 1];
+			size_t x = 0, y = 0, sx = 0, sy = 0;
+			while (x < na || y < nb) {
+				if (x < na && y < nb && line_eq(&a, i + x, &b, j + y) &&
+				    L[x * (nb + 1) + y] == L[(x + 1) * (nb + 1) + y + 1] + 1) {
+					if (sx < x || sy < y) {
+						if (nblk == ablk) {
+							ablk = ablk ? ablk * 2 : 16;
+							blk = XRESIZEVEC(struct block, blk, ablk);
+						}
+						blk[nblk++] = (struct block){ i + sx, i + x, j + sy, j + y };
+					}
+					x++;
+					y++;
+					sx = x;
+					sy = y;
+				} else if (y < nb && (x == na || L[x * (nb + 1) + y + 1] >= L[(x + 1) * (nb + 1) + y])) {
+					y++;
+				} else {
+					x++;
+				}
+			}
+			if (sx < na || sy < nb) {
+				if (nblk == ablk) {
+					ablk = ablk ? ablk * 2 : 16;
+					blk = XRESIZEVEC(struct block, blk, ablk);
+				}
+				blk[nblk++] = (struct block){ i + sx, bi, j + sy, bj };
+			}
+			free(L);
+		} else {
+			if (nblk == ablk) {
+				ablk = ablk ? ablk * 2 : 16;
+				blk = XRESIZEVEC(struct block, blk, ablk);
+			}
+			blk[nblk++] = (struct block){ i, bi, j, bj };
 		}
-		blk[nblk++] = (struct block){ i, bi, j, bj };
 		i = bi;
 		j = bj;
 	}

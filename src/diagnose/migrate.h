@@ -42,8 +42,10 @@ struct migrate_result {
 
 void migrate_result_release(struct migrate_result *r);
 
-/* Migrates `len` bytes of `text` (which need not end in NUL). Never fails. */
-void migrate_text(const char *text, size_t len, struct migrate_result *out);
+/* Migrates `len` bytes of `text` (which need not end in NUL). `known` (may be NULL): the API
+ * table's names (entries and their `also` spellings); a use of one that has no recipe is a
+ * "skipped" message pointing to `nvshim explain-api` (a header by its #include). Never fails. */
+void migrate_text(const char *text, size_t len, const struct argv *known, struct migrate_result *out);
 
 /* The unified diff from `old` to `new` (xmalloc'ed, "" when they are equal), both named `path`. */
 char *migrate_diff(const char *path, const char *old, size_t old_len, const char *new, size_t new_len);

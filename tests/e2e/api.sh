@@ -123,7 +123,14 @@ nvshim info    : old_driver.cpp:13: cuCtxCreate changed in CUDA 13.0: a test tab
 out=$("$NVSHIM" explain-api cudaDeviceProp::clockRate 2>&1); s1=$?
 check "explain-api: an entry" test "$s1" = 0 -a "$out" = "cudaDeviceProp::clockRate: removed in CUDA 13.0
   use:     cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, device)
-  example: int khz = 0; cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device);"
+  example: int khz = 0; cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device);
+  compat:  include/nvshim/compat/runtime.h, the field read rewritten in a private copy of the source, in the retry of a compile that failed on it
+  migrate: OBJ.clockRate -> nvshim_migrate_attr(cudaDevAttrClockRate, DEVICE), DEVICE the one passed to cudaGetDeviceProperties(&OBJ, DEVICE); a static helper calling cudaDeviceGetAttribute is added after the leading #includes"
+check "explain-api: an entry of CCCL 3.0, its compat header and its migrate form" eval \
+	'"$NVSHIM" explain-api cub::Max | grep -qxF "  compat:  include/nvshim/compat/cub.h, in the retry of a compile that failed on it" &&
+	 "$NVSHIM" explain-api cub::Max | grep -qxF "  migrate: cub::Max -> cuda::maximum<>, guarded by #if CCCL_MAJOR_VERSION >= 3"'
+check "explain-api: an entry with nocompat says why" eval \
+	'"$NVSHIM" explain-api cub/device/device_spmv.cuh | grep -qxF "  compat:  none: CCCL 3.0 removed the algorithm itself (cub/device/device_spmv.cuh)"'
 check "explain-api: prop.clockRate and a spelling (cuCtxCreate_v4) find their entries" eval \
 	'test "$("$NVSHIM" explain-api cudaDeviceProp.clockRate)" = "$out" && "$NVSHIM" explain-api cuCtxCreate_v4 | head -1 | grep -qx "cuCtxCreate: changed in CUDA 13.0"'
 check "explain api NAME: the same" test "$("$NVSHIM" explain api cudaDeviceProp::clockRate 2>&1)" = "$out"

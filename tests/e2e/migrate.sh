@@ -22,11 +22,20 @@ C12=$DIR/cu12-cccl/nvidia/cuda_cccl/include
 CPP=-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP
 EXPECT='21.000 10 13 13 19 14 thrust::unary_function'
 
+# The 12.9 headers are the ones in effect: CUDART_VERSION 12090, CCCL 2, and the 13.0-only form
+# (the api suite's hand-fixed new_runtime.cu) fails with them.
+if [ -d "$R12" ] && [ -d "$C12" ]; then
+	printf '#include <cuda/std/version>\n#include <cuda_runtime_api.h>\nstatic_assert(CCCL_MAJOR_VERSION == 2, "");\nstatic_assert(CUDART_VERSION == 12090, "");\n' >v12.cu
+	check "12.9's headers in effect: CUDART_VERSION 12090, CCCL_MAJOR_VERSION 2" "$NVCC" -I"$R12" -I"$C12" -c v12.cu -o /dev/null
+	"$NVCC" -I"$R12" -I"$C12" -c new_runtime.cu -o /dev/null 2>/dev/null
+	check "12.9's headers in effect: the 13.0-only form fails with them" test $? -ne 0
+fi
+
 # A clean file: nothing printed, status 0.
 "$NVSHIM" migrate new_runtime.cu >clean.out 2>clean.err
 check "a clean file: no output, status 0" test $? = 0 -a ! -s clean.out -a ! -s clean.err
 
-for f in old_runtime.cu old_driver.cpp old_thrust.cu; do
+for f in old_runtime.cu old_driver.cpp old_thrust.cu old_cub.cu; do
 	"$NVCC" -std=c++17 $CPP -c "$f" -o /dev/null 2>/dev/null
 	check "$f: plain nvcc 13.0 fails" test $? -ne 0
 	cp -p "$f" "orig_$f"
@@ -107,6 +116,26 @@ EOT
 check "compat: the removed cufftResult values fail on plain 13.0" test $? -ne 0
 "$NVCC" -include "$COMPAT/cufft.h" fft.cu -o fft13 2>/dev/null && out=$(./fft13)
 check "compat: cufft.h: 12.x's values (ok parse other 15)" test "$out" = "ok parse other 15"
+
+# Through nvshim: the compatibility layer restores CUB's operators and macros and cuFFT's values
+# with these headers; the programs print what CCCL 2.8 (and cuFFT 11's values) gave.
+CUB_EXPECT='10 18 7 1 21 43'
+"$NVCC" -std=c++17 $CPP -c orig_old_cub.cu -o /dev/null 2>/dev/null
+check "cub: plain nvcc 13.0 fails" test $? -ne 0
+NVSHIM_NVCC=$NVCC "$NVSHIM" -std=c++17 $CPP orig_old_cub.cu -o cub_layer 2>cub_layer.err && out=$(./cub_layer)
+check "cub: through nvshim, the layer restores it (cub.h) and it prints $CUB_EXPECT" eval \
+	'test "$out" = "$CUB_EXPECT" && grep -q "restored by nvshim.s compatibility layer (nvshim/compat/cub.h force-included)" cub_layer.err'
+"$NVCC" -std=c++17 $CPP old_cub.cu -o cub_migrated 2>/dev/null && out=$(./cub_migrated)
+check "cub: migrated, plain nvcc 13.0 prints the same" test "$out" = "$CUB_EXPECT"
+if [ -d "$C12" ]; then
+	"$NVCC" -std=c++17 $CPP -I"$C12" orig_old_cub.cu -o cub12 2>/dev/null && out=$(./cub12)
+	check "cub: the original with CCCL 2.8 prints $CUB_EXPECT" test "$out" = "$CUB_EXPECT"
+	"$NVCC" -std=c++17 $CPP -I"$C12" old_cub.cu -o cub12m 2>/dev/null && out=$(./cub12m)
+	check "cub: migrated, with CCCL 2.8: the same" test "$out" = "$CUB_EXPECT"
+fi
+NVSHIM_NVCC=$NVCC "$NVSHIM" fft.cu -o fft_layer 2>fft_layer.err && out=$(./fft_layer)
+check "cufft: through nvshim, the layer restores the values (cufft.h): ok parse other 15" eval \
+	'test "$out" = "ok parse other 15" && grep -q "nvshim/compat/cufft.h force-included" fft_layer.err'
 
 # A use migrate cannot fix is named, and the file is left as it was.
 printf '#include <cstdio>\nvoid f(const cudaDeviceProp &p) { printf("%%d\\n", p.clockRate); }\n' >nodev.cu

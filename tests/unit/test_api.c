@@ -317,6 +317,75 @@ Test(api, other_message_shapes)
 	api_errors_release(&e);
 }
 
+/* nvcc 13.0's, gcc's and clang's messages for what CCCL 3.0 removed, as they print them. */
+Test(api, cccl_messages)
+{
+	struct api_errors e = { NULL, 0 };
+	const char *text =
+		"unary.cu(2): error: namespace \"thrust\" has no member class \"unary_function\"\n"
+		"core.cu(3): error: namespace \"thrust::THRUST_300001_SM_750_NS::cuda_cub::core\" has no member \"uninitialized_array\"\n"
+		"cubsum.cu(2): error: namespace \"cub\" has no member \"Sum\"\n"
+		"cubmacro.cu(2): error: identifier \"CUB_MAX\" is undefined\n"
+		"../migrate/old_thrust.cu:11:46: error: expected template-name before \xe2\x80\x98<\xe2\x80\x99 token\n"
+		"c.cpp:2:8: error: no template named 'unary_function' in namespace 'thrust'\n"
+		"o.cu:1:10: fatal error: thrust/optional.h: No such file or directory\n"
+		"o.cpp:1:10: fatal error: 'thrust/optional.h' file not found\n"
+		"x.cu(1): error: namespace \"cub::CUB_300001_SM_750_860_NS\" has no member \"Max\"\n";
+	api_read_errors(text, NULL, &e);
+	cr_assert_eq(e.n, 9);
+	static const char *const want[] = { "thrust::unary_function", "thrust::cuda_cub::core::uninitialized_array",
+					    "cub::Sum", "CUB_MAX", "thrust::unary_function", "thrust::unary_function",
+					    "thrust/optional.h", "thrust/optional.h", "cub::Max" };
+	for (size_t i = 0; i < 9; i++)
+		cr_assert_str_eq(e.v[i].name ? e.v[i].name : "(null)", want[i], "error %zu", i);
+	api_errors_release(&e);
+	/* What follows on the same line is about the same name; on another line it is not. */
+	const char *cascade = "u.cu(2): error: namespace \"thrust\" has no member class \"unary_function\"\n"
+			      "u.cu(2): error: class or struct definition is missing\n"
+			      "u.cu(3): error: class or struct definition is missing\n"
+			      "u.cu(4): error: namespace \"cub\" has no member \"Sum\"\n"
+			      "u.cu(4): error: type name is not allowed\n";
+	api_read_errors(cascade, NULL, &e);
+	cr_assert_eq(e.n, 5);
+	cr_assert_str_eq(e.v[1].name, "thrust::unary_function");
+	cr_assert_null(e.v[2].name);
+	cr_assert_str_eq(e.v[4].name, "cub::Sum");
+	api_errors_release(&e);
+	/* Each is an entry, with its note. */
+	struct argv notes = ARGV_INIT;
+	cr_assert_eq(api_notes(&table, text, "13.0.88", &notes), 9);
+	cr_assert(starts(notes.v[0], "unary.cu:2: thrust::unary_function was removed in CUDA 13.0: use no base class"), "%s", notes.v[0]);
+	cr_assert(starts(notes.v[6], "o.cu:1: thrust::optional was removed in CUDA 13.0: use cuda::std::optional<T>"), "%s", notes.v[6]);
+	argv_release(&notes);
+	/* Not on CUDA 12.9. */
+	cr_assert_eq(api_notes(&table, text, "12.9.41", &notes), 0);
+	argv_release(&notes);
+}
+
+/* The entries added for CCCL 3.0, cuFFT, cuBLASLt and the texture functions each say what the
+ * compatibility layer does (compat or nocompat), and a compat header exists. */
+Test(api, new_entries_have_compat_or_nocompat)
+{
+	static const char *const prefixes[] = { "thrust::", "cub::", "CUB_", "CUFFT_", "CUBLASLT_", "tex1Dfetch", "surf2Dwrite" };
+	size_t seen = 0;
+	for (size_t i = 0; i < table.n; i++) {
+		const struct api_entry *e = &table.v[i];
+		int mine = 0;
+		for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++)
+			mine |= starts(e->name, prefixes[k]);
+		if (!mine)
+			continue;
+		seen++;
+		cr_assert(e->compat || e->nocompat, "%s: neither compat nor nocompat", e->name);
+		if (e->compat) {
+			char *h = xasprintf(NVSHIM_SOURCE_DIR "/include/nvshim/compat/%s", e->compat);
+			cr_assert_eq(access(h, R_OK), 0, "%s: no %s", e->name, h);
+			free(h);
+		}
+	}
+	cr_assert_eq(seen, 38);
+}
+
 Test(api, describe)
 {
 	char *d = api_describe(api_find(&table, "cudaMemPrefetchAsync"));

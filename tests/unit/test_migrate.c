@@ -7,7 +7,7 @@
 
 static char *mig(const char *src, struct migrate_result *r)
 {
-	migrate_text(src, strlen(src), r);
+	migrate_text(src, strlen(src), NULL, r);
 	return r->text;
 }
 
@@ -61,6 +61,47 @@ Test(migrate, field_reads_the_device_of_its_struct)
 	cr_assert_eq(r.skipped.n, 2);
 	cr_assert(strstr(r.skipped.v[0], "1: cudaDeviceProp::clockRate: not migrated"), "%s", r.skipped.v[0]);
 	migrate_result_release(&r);
+}
+
+Test(migrate, helpers_go_after_the_includes_and_their_blocks)
+{
+	struct migrate_result r;
+	mig("#ifndef H\n#define H\n#ifdef USE_CUDA\n#include <cuda_runtime.h>\n#endif\n#if FOO\nint foo;\n#endif\n"
+	    "void f(int d) { cudaDeviceProp p; cudaGetDeviceProperties(&p, d); int k = p.clockRate; }\n#endif\n", &r);
+	cr_assert(strstr(r.text, "#include <cuda_runtime.h>\n#endif\n/* nvshim migrate: cudaDeviceProp"), "%s", r.text);
+	migrate_result_release(&r);
+}
+
+Test(migrate, field_of_a_copy_or_a_pointer)
+{
+	struct migrate_result r;
+	mig("void f(int d) {\n cudaDeviceProp p; cudaGetDeviceProperties(&p, d);\n cudaDeviceProp c = p;\n"
+	    " const cudaDeviceProp *q = &c;\n int a = c.computeMode + q->clockRate;\n}\n", &r);
+	cr_assert(strstr(r.text, "int a = nvshim_migrate_attr(cudaDevAttrComputeMode, d) + nvshim_migrate_attr(cudaDevAttrClockRate, d);"),
+		  "%s", r.text);
+	migrate_result_release(&r);
+}
+
+Test(migrate, uses_without_a_recipe_are_named)
+{
+	struct argv known = ARGV_INIT;
+	argv_push(&known, "texture");
+	argv_push(&known, "tex1Dfetch");
+	argv_push(&known, "thrust/optional.h");
+	argv_push(&known, "cudaDeviceProp::maxTexture1DLinear");
+	struct migrate_result r;
+	const char *src = "#include <thrust/optional.h>\ntexture<float, 1> t; int texture = 0;\n"
+			  "__global__ void k(float *o, cudaTextureObject_t x) { o[0] = tex1Dfetch(t, 0) + tex1Dfetch<float>(x, 0); }\n"
+			  "int g(cudaDeviceProp &p) { return p.maxTexture1DLinear; }\n";
+	migrate_text(src, strlen(src), &known, &r);
+	cr_assert_str_eq(r.text, src);
+	cr_assert_eq(r.skipped.n, 4);
+	cr_assert(strstr(r.skipped.v[0], "1: thrust/optional.h: no automatic rewrite"), "%s", r.skipped.v[0]);
+	cr_assert(strstr(r.skipped.v[1], "2: texture:"), "%s", r.skipped.v[1]);
+	cr_assert(strstr(r.skipped.v[2], "3: tex1Dfetch:"), "%s", r.skipped.v[2]);
+	cr_assert(strstr(r.skipped.v[3], "4: cudaDeviceProp::maxTexture1DLinear:"), "%s", r.skipped.v[3]);
+	migrate_result_release(&r);
+	argv_release(&known);
 }
 
 Test(migrate, thrust_base_removed_with_its_aliases)
