@@ -9,7 +9,9 @@
 #     names (compat.restored), or, where no faithful compat exists, fails with that note
 #     (compat.none) and exit status 1;
 #   - `nvshim migrate --apply` on the files the manifest names, in a fresh copy of the package,
-#     and the plain compile again builds (or, where migrate has no recipe, still fails).
+#     and the plain compile again builds (or, where migrate has no recipe, still fails), with nvcc
+#     13.0's headers and with CUDA 12.9's runtime headers and CCCL 2.8 first on the include path
+#     (pinned wheels: scripts/fetch-cccl12.sh).
 # A row's "gap" column names what nvshim does not do yet: a check of that row that fails is
 # reported as TODO (not a failure), one that passes says the gap is closed.
 #   bash tests/e2e/compat_corpus.sh NVSHIM [NVCC]
@@ -18,12 +20,18 @@
 # cannot be had is skipped, and so is the pycuda row without Python's headers.
 NVSHIM=$(readlink -f "$1") NVCC=${2:-/usr/local/cuda/bin/nvcc}
 SDISTS=${COMPAT_CORPUS_SDISTS:-}
+TOOLKITS=${NVSHIM_TOOLKITS:-/var/tmp/nvshim-toolkits} # read before lib.sh clears NVSHIM_*
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MANIFEST=$(cd "$(dirname "$0")/../corpus" && pwd)/projects.tsv
 . "$(dirname "$0")/lib.sh"
 cd "$WORK" || exit 1
 CUDA_INCLUDE=$(cd "$(dirname "$(readlink -f "$NVCC")")/../include" 2>/dev/null && pwd)
 PYTHON_INCLUDE=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
 [ -n "$SDISTS" ] && mkdir -p "$SDISTS" 2>/dev/null
+# CUDA 12.9's runtime headers and CCCL 2.8 (pinned wheels), for migrate's "builds on 12.x too".
+NVSHIM_TOOLKITS=$TOOLKITS bash "$ROOT/scripts/fetch-cccl12.sh"
+R12=$TOOLKITS/cu12-runtime/nvidia/cuda_runtime/include
+C12=$TOOLKITS/cu12-cccl/nvidia/cuda_cccl/include
 
 # sdist SPEC SHA256: the path of the pinned sdist (NAME==VERSION), or nothing.
 sdist() {
@@ -48,10 +56,12 @@ unpack() {
 	rm -rf "$2" && mkdir -p "$2" && tar xzf "$1" -C "$2" --strip-components=1
 }
 
-# compile DIR LANG FILE FLAGS [nvshim]: the compile of one row, in DIR; its output in $out, status in $st
+# compile DIR LANG FILE FLAGS [nvshim|12]: the compile of one row, in DIR (through nvshim, or
+# plain with CUDA 12.9's headers first); its output in $out, status in $st
 compile() {
 	local dir=$1 lang=$2 file=$3 flags=$4 via=${5:-} f
 	f=${flags//\$CUDA_INCLUDE/$CUDA_INCLUDE}
+	[ "$via" = 12 ] && f="-I$R12 -I$C12 $f" && via=
 	f=${f//\$PYTHON_INCLUDE/$PYTHON_INCLUDE}
 	local -a args cmd
 	read -ra args <<<"$f"
@@ -144,6 +154,13 @@ while IFS=$'\t' read -r project version source sha lang file flags plain nvshim 
 	if [ "$after" = builds ]; then
 		verdict "$tag: after nvshim migrate --apply $files, plain builds (exit $st)" "$gap" \
 			"$(cat "$WORK/migrate$n.log")$out" test "$st" = 0
+		if [ -d "$R12" ] && [ -d "$C12" ]; then
+			compile "$mdir" "$lang" "$file" "$flags" 12
+			verdict "$tag: migrated, it builds with CUDA 12.9's runtime headers and CCCL 2.8 (exit $st)" \
+				- "$out" test "$st" = 0
+		else
+			skip "$tag: migrated, with CUDA 12.9's headers" "scripts/fetch-cccl12.sh could not fetch them"
+		fi
 	else
 		verdict "$tag: after nvshim migrate --apply $files, plain still fails (no recipe: exit $st)" "$gap" \
 			"$out" test "$st" != 0
