@@ -62,6 +62,8 @@ struct crash_context {
 	const struct invocation *inv; /* the same, parsed */
 	const char *exe_dir;          /* where nvshim runs from (the installed API table) */
 	const char *(*env)(const char *name); /* the environment (the build a note is said once in) */
+	struct argv *notes;           /* where a command run apart from the plan (the modules pass's)
+				       * leaves the compatibility layer's notes, for the log; may be NULL */
 };
 
 /* 1 if nvcc's stderr should be held for this invocation: it compiles or links (not -E, -M,

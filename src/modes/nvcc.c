@@ -478,9 +478,14 @@ int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, c
 /* The modules pass's hook for a command that failed: the crash module looks at it (crash.h). */
 static void modules_failed(void *arg, const struct argv *ran, struct run_result *res, char **held)
 {
+	const struct crash_context *cc = arg;
 	struct plan p;
 	plan_init(&p, ran->v[0], ran->v + 1, ran->n - 1);
-	crash_after_run(arg, &p, res, held);
+	crash_after_run(cc, &p, res, held);
+	/* the compatibility layer's notes go to the log and the record with the plan's */
+	for (size_t i = 0; cc->notes && i < p.notes.n; i++)
+		if (strstr(p.notes.v[i], " [compat."))
+			argv_push(cc->notes, p.notes.v[i]);
 	plan_release(&p);
 }
 
@@ -600,7 +605,7 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 		struct argv in = ARGV_INIT;
 		argv_push(&in, name);
 		argv_pushn(&in, given, ngiven);
-		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv, s->self.exe_dir, session_env };
+		struct crash_context cc = { &s->cfg, nvcc, &s->args, inv, s->self.exe_dir, session_env, &plan->notes };
 		threads_hold_apply(&th);
 		status = modules ? nvcc_run_modules(s, plan, ps, nvcc, &in, link, watch ? &cc : NULL)
 				 : run_plan(s, plan, &in, &link->retry, watch ? &cc : NULL, NULL,

@@ -46,6 +46,19 @@ check "... the private copy is gone" test -z "$(ls tmp)"
 check "devinfo.cu compile-and-link: builds, runs" eval 'test "$s" = 0 -a "$(restored err)" = 1 && ./devinfo >/dev/null'
 "$NVSHIM" -dc devinfo.cu -o dc.o 2>err; s=$?
 check "devinfo.cu -dc: builds, and links" eval 'test "$s" = 0 -a "$(restored err)" = 1 && "$NVCC" dc.o -o dcapp'
+# The issue's project: a CUDA 12 -gencode list (compute_70, which 13.0 rejects) and the printout:
+# the targets pass drops sm_70, the modules pass runs the compile, the layer restores the fields.
+NVSHIM_LOG_FILE=$WORK/list.json "$NVSHIM" -c devinfo.cu -o list.o -gencode arch=compute_70,code=sm_70 \
+	-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 2>err; s=$?
+check "a CUDA 12 -gencode list and the removed fields: builds (sm_70 dropped, the fields restored)" eval \
+	'test "$s" = 0 -a "$(restored err)" = 1 && grep -q "dropped sm_70" err'
+check "... and the log has the note" python3 -c '
+import json, sys
+e = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+sys.exit(not (e["status"] == 0 and any(n.endswith("[compat.restored]") for n in e["notes"])))' "$WORK/list.json"
+if [ -n "$(find_cuobjdump)" ]; then
+	check "... for sm_80 and sm_90" test "$(elf_targets list.o)" = "sm_80 sm_90"
+fi
 # __FILE__, __LINE__, warnings and dependencies name the user's file
 cat >where.cu <<'CU'
 #include <cstdio>
@@ -93,6 +106,9 @@ check "... and says why (compat.none), after nvcc's errors" eval 'grep -q "canno
 # compat = off
 NVSHIM_COMPAT=off "$NVSHIM" -c devinfo.cu -o off.o 2>shim.err; s2=$?
 check "compat = off: nvcc's failure, one compile, no compat note" eval 'test "$s2" -ne 0 -a "$(runs)" = 1 -a ! -e off.o && ! grep -q compat shim.err'
+# Fail open: the layer's own failure (injected) leaves nvcc's result, with one warning.
+NVSHIM_FAULT=compat "$NVSHIM" -c devinfo.cu -o fault.o 2>shim.err; s2=$?
+check "a fault in the layer: nvcc's failure, one compile, one warning naming it" eval 'test "$s2" -ne 0 -a "$(runs)" = 1 -a ! -e fault.o && test "$(grep -c "^nvshim warning : the compatibility layer did not run: injected fault" shim.err)" = 1'
 # A failed retry: the first compile's errors stand.
 cat >assign.cu <<'CU'
 #include <cuda_runtime.h>
