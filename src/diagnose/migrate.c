@@ -22,8 +22,10 @@ enum kind {
 	K_MACRO,   /* NAME(a, b) becomes `to` with $1 and $2 replaced by the arguments */
 	K_BASE,    /* a base class removed, the aliases its arguments named declared in the class */
 	K_VALUE,   /* the whole call becomes `to` */
-	K_LOCATION /* argument `pos` (a device number) becomes a memory location; with argc == 4 and
+	K_LOCATION, /* argument `pos` (a device number) becomes a memory location; with argc == 4 and
 		      `to` "0", flags are inserted before the stream (prefetch) */
+	K_TARGS    /* NAME<a1, a2, ...> with `argc` template arguments (or `pos` of them, when pos > 0)
+		      becomes `to` with $1 $2 ... replaced; the header `include` is added */
 };
 
 struct recipe {
@@ -109,6 +111,15 @@ static const struct recipe recipes[] = {
 	CCCL("cub::Inequality", "cuda::std::not_equal_to<>"),
 	CCCL("cub::Difference", "cuda::std::minus<>"),
 	CCCL("cub::Division", "cuda::std::divides<>"),
+	{ "cub::CountingInputIterator", K_TARGS, "thrust::counting_iterator<$1>", G_CCCL, 1, 0,
+	  "cub::CountingInputIterator<T> -> thrust::counting_iterator<T> (<thrust/iterator/counting_iterator.h> "
+	  "included), guarded by #if CCCL_MAJOR_VERSION >= 3" },
+	{ "cub::ConstantInputIterator", K_TARGS, "thrust::constant_iterator<$1>", G_CCCL, 1, 0,
+	  "cub::ConstantInputIterator<T> -> thrust::constant_iterator<T> (<thrust/iterator/constant_iterator.h> "
+	  "included), guarded by #if CCCL_MAJOR_VERSION >= 3" },
+	{ "cub::TransformInputIterator", K_TARGS, "thrust::transform_iterator<$2, $3, $1>", G_CCCL, 3, 0,
+	  "cub::TransformInputIterator<V, Op, It> -> thrust::transform_iterator<Op, It, V> "
+	  "(<thrust/iterator/transform_iterator.h> included), guarded by #if CCCL_MAJOR_VERSION >= 3" },
 	MACRO("CUB_MAX", "(((y) > (x)) ? (y) : (x))"),
 	MACRO("CUB_MIN", "(((y) < (x)) ? (y) : (x))"),
 	MACRO("CUB_QUOTIENT_FLOOR", "((x) / (y))"),
@@ -518,6 +529,15 @@ struct edit {
 	size_t use; /* which use (index in fixed) it belongs to */
 };
 
+/* What find_device gave for an object, for the reads of a file, in order: what was found for an object is kept, and the next
+ * read of it looks only at the tokens since the last one (a file with many reads stays linear). */
+struct device_memo {
+	char *objs;
+	int arrow;
+	size_t upto; /* the tokens before it were looked at */
+	char *dev;   /* what they gave, NULL: nothing */
+};
+
 struct mig {
 	struct scan sc;
 	struct edit *v;
@@ -525,6 +545,8 @@ struct mig {
 	struct migrate_result *out;
 	int need_attr, need_loc;
 	size_t uses;
+	struct argv includes; /* headers the rewrites need, added with the helpers */
+	struct device_memo memo[16];
 };
 
 static void add_edit(struct mig *m, size_t b, size_t e, char *text, enum guard g)
@@ -606,10 +628,51 @@ static size_t object_start(const struct scan *sc, size_t dot)
 /* The device a cudaDeviceProp was filled for: the second argument of the nearest
  * cudaGetDeviceProperties(&OBJ, DEV) (OBJ a pointer: (OBJ, DEV)) before token `before`; else, OBJ
  * a plain name, the struct it was copied from (`cudaDeviceProp OBJ = SRC;`, `OBJ = SRC;`) or,
- * for a pointer, the one it points at (`OBJ = &SRC;`), a few steps deep. NULL: not known. */
+ * for a pointer, the one it points at (`OBJ = &SRC;`), a few steps deep. NULL: not known.
+ * Only the 100,000 tokens before the read are looked at. */
+static char *find_device_from(const struct scan *sc, size_t before, size_t stop, const char *objs, int arrow, int depth);
+
 static char *find_device(const struct scan *sc, size_t before, const char *objs, int arrow, int depth)
 {
-	for (size_t k = before; k-- > 0;) {
+	/* No further back than 100,000 tokens (some 10,000 lines). */
+	return find_device_from(sc, before, before > 100000 ? before - 100000 : 0, objs, arrow, depth);
+}
+
+/* find_device_memo(): the same for the reads of a file, in order. */
+
+static char *find_device_memo(const struct scan *sc, struct device_memo *memo, size_t nmemo, size_t before,
+			      const char *objs, int arrow)
+{
+	struct device_memo *slot = NULL;
+	for (size_t k = 0; k < nmemo && !slot; k++)
+		if (memo[k].objs && memo[k].arrow == arrow && !strcmp(memo[k].objs, objs) && memo[k].upto <= before)
+			slot = &memo[k];
+	char *dev;
+	if (slot) {
+		dev = find_device_from(sc, before, slot->upto, objs, arrow, 0);
+		if (!dev && slot->dev)
+			dev = xstrdup(slot->dev);
+	} else {
+		dev = find_device(sc, before, objs, arrow, 0);
+		/* A free slot, else the first one. */
+		for (size_t k = 0; k < nmemo && !slot; k++)
+			if (!memo[k].objs)
+				slot = &memo[k];
+		if (!slot)
+			slot = &memo[0];
+		free(slot->objs);
+		slot->objs = xstrdup(objs);
+		slot->arrow = arrow;
+	}
+	free(slot->dev);
+	slot->dev = dev ? xstrdup(dev) : NULL;
+	slot->upto = before;
+	return dev;
+}
+
+static char *find_device_from(const struct scan *sc, size_t before, size_t stop, const char *objs, int arrow, int depth)
+{
+	for (size_t k = before; k-- > stop;) {
 		if (sc->v[k].c != 'i')
 			continue;
 		if (k + 1 < sc->n && sc->v[k + 1].c == '(') {
@@ -683,7 +746,7 @@ static void do_field(struct mig *m, size_t i, const struct recipe *r, const char
 	char *obj = toks_text(sc, ob, dot);
 	char *objs = squeeze(obj);
 	int arrow = sc->v[dot].c == 'A';
-	char *dev = find_device(sc, ob, objs, arrow, 0);
+	char *dev = find_device_memo(sc, m->memo, sizeof(m->memo) / sizeof(m->memo[0]), ob, objs, arrow);
 	if (!dev) {
 		char *why = xasprintf("not migrated: no cudaGetDeviceProperties(%s%s, device) before it names the device", arrow ? "" : "&", obj);
 		skipped(m, t, name, why);
@@ -928,6 +991,79 @@ static void do_base(struct mig *m, size_t i, const struct recipe *r, const char 
 	fixed(m, t, name);
 }
 
+static const char *targs_header(const char *name)
+{
+	return !strcmp(name, "cub::CountingInputIterator")   ? "thrust/iterator/counting_iterator.h"
+	       : !strcmp(name, "cub::ConstantInputIterator") ? "thrust/iterator/constant_iterator.h"
+							     : "thrust/iterator/transform_iterator.h";
+}
+
+static void do_targs(struct mig *m, size_t i, const struct recipe *r, const char *name)
+{
+	const struct scan *sc = &m->sc;
+	const struct tok *t = &sc->v[i];
+	if (i + 1 >= sc->n || sc->v[i + 1].c != '<')
+		return;
+	size_t gt = closing(sc, i + 1);
+	if (gt >= sc->n) {
+		skipped(m, t, name, "not migrated: its template arguments do not close");
+		return;
+	}
+	size_t targs[8][2];
+	int nt = 0, depth = 0;
+	size_t st = i + 2;
+	for (size_t j = i + 1; j <= gt; j++) {
+		char c = sc->v[j].c;
+		if (c == '<' || c == '(' || c == '[')
+			depth++;
+		else if (c == '>' || c == ')' || c == ']')
+			depth--;
+		if ((c == ',' && depth == 1) || j == gt) {
+			if (nt < 8) {
+				targs[nt][0] = st;
+				targs[nt][1] = j;
+			}
+			nt++;
+			st = j + 1;
+		}
+	}
+	if (nt != r->argc) {
+		char *why = xasprintf("not migrated: %d template arguments (the rewrite takes %d: an offset type "
+				      "has no place in the Thrust iterator)", nt, r->argc);
+		skipped(m, t, name, why);
+		free(why);
+		return;
+	}
+	if (t->directive || t->continued) {
+		skipped(m, t, name, "not migrated: inside a preprocessor directive or macro (a version guard cannot go there)");
+		return;
+	}
+	char *acc = xstrdup("");
+	for (const char *p = r->to; *p; p++) {
+		char *next;
+		if (*p == '$' && p[1] >= '1' && p[1] <= '0' + nt) {
+			int k = p[1] - '1';
+			char *a = toks_text(sc, targs[k][0], targs[k][1]);
+			next = concat(acc, a, NULL);
+			free(a);
+			p++;
+		} else {
+			char c[2] = { *p, 0 };
+			next = concat(acc, c, NULL);
+		}
+		free(acc);
+		acc = next;
+	}
+	add_edit(m, t->b, sc->v[gt].e, acc, r->guard);
+	const char *h = targs_header(r->name);
+	int have = 0;
+	for (size_t k = 0; k < m->includes.n && !have; k++)
+		have = !strcmp(m->includes.v[k], h);
+	if (!have)
+		argv_push(&m->includes, h);
+	fixed(m, t, name);
+}
+
 static void do_rename(struct mig *m, size_t i, const struct recipe *r, const char *name)
 {
 	const struct scan *sc = &m->sc;
@@ -1007,6 +1143,14 @@ static void apply_lines(struct sbuf *out, const struct mig *m, size_t from, size
 	}
 	if (pos < to)
 		sb_add(out, m->sc.s + pos, to - pos);
+}
+
+static void memo_release(struct mig *m)
+{
+	for (size_t k = 0; k < sizeof(m->memo) / sizeof(m->memo[0]); k++) {
+		free(m->memo[k].objs);
+		free(m->memo[k].dev);
+	}
 }
 
 static const char attr_helper[] =
@@ -1090,6 +1234,7 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 	argv_init(&out->fixed);
 	struct mig m;
 	memset(&m, 0, sizeof(m));
+	argv_init(&m.includes);
 	m.out = out;
 	scan_text(&m.sc, text, len);
 	const struct scan *sc = &m.sc;
@@ -1133,6 +1278,7 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 			case K_MACRO: do_macro(&m, i, r, name); break;
 			case K_BASE: do_base(&m, i, r, name); break;
 			case K_VALUE: do_value(&m, i, r, name); break;
+			case K_TARGS: do_targs(&m, i, r, name); break;
 			case K_FIELD: break;
 			}
 		}
@@ -1144,6 +1290,8 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 		out->len = len;
 		free(m.sc.v);
 		free(m.sc.line_start);
+		argv_release(&m.includes);
+		memo_release(&m);
 		return;
 	}
 	qsort(m.v, m.n, sizeof(m.v[0]), edit_cmp);
@@ -1153,13 +1301,33 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 	size_t pos = 0; /* bytes copied */
 	/* The helpers, after the leading #includes (or at the top). */
 	size_t helper_at = sc->last_include_end;
-	if ((m.need_attr && !has_attr) || ((m.need_loc & 1) && !has_loc) || ((m.need_loc & 2) && !has_culoc)) {
+	/* Headers the rewrites need and the file does not include. */
+	for (size_t k = 0; k < m.includes.n;) {
+		int have = 0;
+		for (size_t j = 0; j < sc->n && !have; j++)
+			have = sc->v[j].c == 'h' && sc->v[j].e - sc->v[j].b == strlen(m.includes.v[k]) &&
+			       !memcmp(sc->s + sc->v[j].b, m.includes.v[k], strlen(m.includes.v[k]));
+		if (have) {
+			free(m.includes.v[k]);
+			memmove(&m.includes.v[k], &m.includes.v[k + 1], (m.includes.n - k - 1) * sizeof(char *));
+			m.includes.n--;
+		} else {
+			k++;
+		}
+	}
+	if ((m.need_attr && !has_attr) || ((m.need_loc & 1) && !has_loc) || ((m.need_loc & 2) && !has_culoc) ||
+	    m.includes.n) {
 		if (m.v[0].b < helper_at)
 			helper_at = sc->line_start[line_of(sc, m.v[0].b) - 1];
 		sb_add(&b, text, helper_at);
 		pos = helper_at;
 		if (helper_at && text[helper_at - 1] != '\n')
 			sb_str(&b, "\n");
+		for (size_t k = 0; k < m.includes.n; k++) {
+			char *inc = xasprintf("#include <%s> /* nvshim migrate */\n", m.includes.v[k]);
+			sb_str(&b, inc);
+			free(inc);
+		}
 		if (m.need_attr && !has_attr)
 			sb_str(&b, attr_helper);
 		if ((m.need_loc & 1) && !has_loc)
@@ -1222,6 +1390,8 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 	free(m.v);
 	free(m.sc.v);
 	free(m.sc.line_start);
+	argv_release(&m.includes);
+	memo_release(&m);
 }
 
 /* ---- the diff ---- */

@@ -35,8 +35,11 @@ fi
 "$NVSHIM" migrate new_runtime.cu >clean.out 2>clean.err
 check "a clean file: no output, status 0" test $? = 0 -a ! -s clean.out -a ! -s clean.err
 
-for f in old_runtime.cu old_driver.cpp old_thrust.cu old_cub.cu; do
-	"$NVCC" -std=c++17 $CPP -c "$f" -o /dev/null 2>/dev/null
+for f in old_runtime.cu old_driver.cpp old_thrust.cu old_cub.cu old_cubiter.cu; do
+	# Thrust through its CPP system (no GPU), but for the CUB-only source (cub.cuh wants CUDA).
+	cpp=$CPP
+	[ "$f" = old_cubiter.cu ] && cpp=
+	"$NVCC" -std=c++17 $cpp -c "$f" -o /dev/null 2>/dev/null
 	check "$f: plain nvcc 13.0 fails" test $? -ne 0
 	cp -p "$f" "orig_$f"
 	"$NVSHIM" migrate "$f" >"$f.diff" 2>"$f.err"
@@ -50,10 +53,10 @@ for f in old_runtime.cu old_driver.cpp old_thrust.cu old_cub.cu; do
 	check "$f: --apply prints the same diff" cmp -s "$f.diff" "$f.applied"
 	check "$f: --apply keeps the mode" test "$(stat -c %a "$f")" = 640
 	check "$f: migrating again changes nothing" test -z "$("$NVSHIM" migrate "$f" 2>&1)"
-	"$NVCC" -std=c++17 $CPP -c "$f" -o "$f.o" 2>"$f.build"
+	"$NVCC" -std=c++17 $cpp -c "$f" -o "$f.o" 2>"$f.build"
 	check "$f: migrated, it builds with plain nvcc 13.0" test $? = 0
 	if [ -d "$R12" ] && [ -d "$C12" ]; then
-		"$NVCC" -std=c++17 $CPP -I"$R12" -I"$C12" -c "$f" -o "$f.12.o" 2>"$f.build12"
+		"$NVCC" -std=c++17 $cpp -I"$R12" -I"$C12" -c "$f" -o "$f.12.o" 2>"$f.build12"
 		check "$f: migrated, it builds with CUDA 12.9's runtime headers and CCCL 2.8" test $? = 0
 	else
 		skip "$f: migrated, it builds with CUDA 12.9's headers" "scripts/fetch-cccl12.sh could not fetch them"
@@ -64,12 +67,12 @@ check "a guarded rewrite keeps the old form for CUDA 12" eval 'grep -qx "#if CUD
 check "a removed field is read for the device cudaGetDeviceProperties was given" grep -qF 'nvshim_migrate_attr(cudaDevAttrClockRate, dev)' old_runtime.cu
 
 # The Thrust program: migrated, it prints on 13.0 what it printed with CCCL 2.8.
-"$NVCC" -std=c++17 $CPP old_thrust.cu -o new13 2>/dev/null && out13=$(./new13)
+"$NVCC" old_thrust.cu.o -o new13 2>/dev/null && out13=$(./new13)
 check "thrust: migrated, built with 13.0: $EXPECT" test "$out13" = "$EXPECT"
 if [ -d "$C12" ]; then
 	"$NVCC" -std=c++17 $CPP -I"$C12" orig_old_thrust.cu -o old12 2>/dev/null && out12=$(./old12)
 	check "thrust: the original with CCCL 2.8 prints the same" test "$out12" = "$EXPECT"
-	"$NVCC" -std=c++17 $CPP -I"$C12" old_thrust.cu -o new12 2>/dev/null && out=$(./new12)
+	"$NVCC" old_thrust.cu.12.o -o new12 2>/dev/null && out=$(./new12)
 	check "thrust: migrated, with CCCL 2.8: the same" test "$out" = "$EXPECT"
 else
 	skip "thrust: the original with CCCL 2.8" "no CCCL 2.8 headers"
@@ -120,18 +123,27 @@ check "compat: cufft.h: 12.x's values (ok parse other 15)" test "$out" = "ok par
 # Through nvshim: the compatibility layer restores CUB's operators and macros and cuFFT's values
 # with these headers; the programs print what CCCL 2.8 (and cuFFT 11's values) gave.
 CUB_EXPECT='10 18 7 1 21 43'
-"$NVCC" -std=c++17 $CPP -c orig_old_cub.cu -o /dev/null 2>/dev/null
-check "cub: plain nvcc 13.0 fails" test $? -ne 0
 NVSHIM_NVCC=$NVCC "$NVSHIM" -std=c++17 $CPP orig_old_cub.cu -o cub_layer 2>cub_layer.err && out=$(./cub_layer)
 check "cub: through nvshim, the layer restores it (cub.h) and it prints $CUB_EXPECT" eval \
 	'test "$out" = "$CUB_EXPECT" && grep -q "restored by nvshim.s compatibility layer (nvshim/compat/cub.h force-included)" cub_layer.err'
-"$NVCC" -std=c++17 $CPP old_cub.cu -o cub_migrated 2>/dev/null && out=$(./cub_migrated)
+"$NVCC" old_cub.cu.o -o cub_migrated 2>/dev/null && out=$(./cub_migrated)
 check "cub: migrated, plain nvcc 13.0 prints the same" test "$out" = "$CUB_EXPECT"
 if [ -d "$C12" ]; then
 	"$NVCC" -std=c++17 $CPP -I"$C12" orig_old_cub.cu -o cub12 2>/dev/null && out=$(./cub12)
 	check "cub: the original with CCCL 2.8 prints $CUB_EXPECT" test "$out" = "$CUB_EXPECT"
-	"$NVCC" -std=c++17 $CPP -I"$C12" old_cub.cu -o cub12m 2>/dev/null && out=$(./cub12m)
+	"$NVCC" old_cub.cu.12.o -o cub12m 2>/dev/null && out=$(./cub12m)
 	check "cub: migrated, with CCCL 2.8: the same" test "$out" = "$CUB_EXPECT"
+fi
+# CUB's fancy iterators, migrated to Thrust's: the same values on 13.0 and with CCCL 2.8.
+ITER_EXPECT='8 7 6 8'
+"$NVCC" old_cubiter.cu.o -o iter13 2>/dev/null && out=$(./iter13)
+check "cub iterators: migrated to Thrust's, 13.0 prints $ITER_EXPECT" test "$out" = "$ITER_EXPECT"
+check "cub iterators: the header each needs is included" grep -qx '#include <thrust/iterator/transform_iterator.h> /\* nvshim migrate \*/' old_cubiter.cu
+if [ -d "$C12" ]; then
+	"$NVCC" -I"$C12" orig_old_cubiter.cu -o iter12 2>/dev/null && out=$(./iter12)
+	check "cub iterators: the original with CCCL 2.8 prints the same" test "$out" = "$ITER_EXPECT"
+	"$NVCC" old_cubiter.cu.12.o -o iter12m 2>/dev/null && out=$(./iter12m)
+	check "cub iterators: migrated, with CCCL 2.8: the same" test "$out" = "$ITER_EXPECT"
 fi
 NVSHIM_NVCC=$NVCC "$NVSHIM" fft.cu -o fft_layer 2>fft_layer.err && out=$(./fft_layer)
 check "cufft: through nvshim, the layer restores the values (cufft.h): ok parse other 15" eval \

@@ -130,6 +130,19 @@ Test(migrate, cub_operators_and_macros)
 	migrate_result_release(&r);
 }
 
+Test(migrate, cub_iterators_to_thrust)
+{
+	struct migrate_result r;
+	mig("#include <cub/cub.cuh>\nvoid f(int *p) {\n cub::TransformInputIterator<float, op, int *> t(p, op());\n"
+	    " cub::CountingInputIterator<int, long> c(0);\n}\n", &r);
+	cr_assert(strstr(r.text, "#include <cub/cub.cuh>\n#include <thrust/iterator/transform_iterator.h> /* nvshim migrate */\n"), "%s", r.text);
+	cr_assert(strstr(r.text, "#if CCCL_MAJOR_VERSION >= 3 /* nvshim migrate */\n thrust::transform_iterator<op, int *, float> t(p, op());\n#else\n"), "%s", r.text);
+	cr_assert_eq(r.changes, 1);
+	cr_assert_eq(r.skipped.n, 1);
+	cr_assert(strstr(r.skipped.v[0], "4: cub::CountingInputIterator: not migrated: 2 template arguments"), "%s", r.skipped.v[0]);
+	migrate_result_release(&r);
+}
+
 Test(migrate, guard_refused_in_a_macro)
 {
 	struct migrate_result r;
