@@ -106,6 +106,9 @@ check "... and says why (compat.none), after nvcc's errors" eval 'grep -q "canno
 # compat = off
 NVSHIM_COMPAT=off "$NVSHIM" -c devinfo.cu -o off.o 2>shim.err; s2=$?
 check "compat = off: nvcc's failure, one compile, no compat note" eval 'test "$s2" -ne 0 -a "$(runs)" = 1 -a ! -e off.o && ! grep -q compat shim.err'
+# Fail open: the layer's own failure (injected) leaves nvcc's result, with one warning.
+NVSHIM_FAULT=compat "$NVSHIM" -c devinfo.cu -o fault.o 2>shim.err; s2=$?
+check "a fault in the layer: nvcc's failure, one compile, one warning naming it" eval 'test "$s2" -ne 0 -a "$(runs)" = 1 -a ! -e fault.o && test "$(grep -c "^nvshim warning : the compatibility layer did not run: injected fault" shim.err)" = 1'
 # A failed retry: the first compile's errors stand.
 cat >assign.cu <<'CU'
 #include <cuda_runtime.h>
