@@ -49,3 +49,24 @@ elf_targets() {
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+# hold_lock FILE: another process takes an flock on FILE and keeps it until release_locks; returns
+# once the lock is held (an event, waited for up to a minute), 1 if it never was.
+HELD_PIDS=()
+hold_lock() {
+	local ready="$WORK/.held.${#HELD_PIDS[@]}" i
+	rm -f "$ready" "$WORK/.release"
+	flock -o -x "$1" sh -c 'touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done' _ "$ready" "$WORK/.release" &
+	HELD_PIDS+=($!)
+	for i in $(seq 1200); do
+		[ -e "$ready" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# release_locks: the locks of hold_lock are given back; returns once their holders have ended.
+release_locks() {
+	touch "$WORK/.release"
+	[ ${#HELD_PIDS[@]} -eq 0 ] || wait "${HELD_PIDS[@]}"
+	HELD_PIDS=()
+	rm -f "$WORK/.release" "$WORK"/.held.*
+}

@@ -165,18 +165,16 @@ appended >/dev/null
 SLOTS=$XDG_CACHE_HOME/nvshim/threads
 if command -v flock >/dev/null; then
 	rm -f held.o
-	flock "$SLOTS/slot.0" sleep 4 &
-	h0=$!
-	flock "$SLOTS/slot.1" sleep 4 &
-	h1=$!
-	sleep 0.5
+	# The slots stay held until released, however slow the machine: no clock decides.
+	mkdir -p "$SLOTS"
+	hold_lock "$SLOTS/slot.0" && hold_lock "$SLOTS/slot.1" || not_ok "two slots held elsewhere" "flock did not take them"
 	NVSHIM_MACHINE=cpus=2,busy=0 NVSHIM_LOG_FILE=$WORK/glog "$NV" -c k.cu -o held.o "${THREE[@]}" &
 	c=$!
 	sleep 2.5
 	check "both slots held elsewhere: after 2.5 s the compile has written nothing" test ! -e held.o
 	stages=$(ps -e -o ppid=,comm= | awk -v p="$(pgrep -d' ' -P "$c")" 'BEGIN { n = split(p, a, " "); for (i = 1; i <= n; i++) k[a[i]] = 1 } ($1 in k) { print $2 }')
 	check "... and runs no stage below it (${stages:-none})" test -z "$stages"
-	wait $h0 $h1
+	release_locks
 	wait $c
 	check "... once they are given back it finishes" test $? -eq 0 -a -s held.o
 	check "... the log says the stages took turns in 2 slots, 2 held" \
@@ -191,16 +189,12 @@ appended >/dev/null
 if command -v flock >/dev/null; then
 	mkdir -p relcache/threads
 	rm -f rel.o
-	flock relcache/threads/slot.0 sleep 3 &
-	h0=$!
-	flock relcache/threads/slot.1 sleep 3 &
-	h1=$!
-	sleep 0.5
+	hold_lock relcache/threads/slot.0 && hold_lock relcache/threads/slot.1 || not_ok "two slots held elsewhere" "flock did not take them"
 	NVSHIM_CACHE_DIR=relcache NVSHIM_MACHINE=cpus=2,busy=0 "$NV" -c k.cu -o rel.o "${THREE[@]}" &
 	c=$!
 	sleep 2
 	check "a relative cache directory: its slots held, the stages wait" test ! -e rel.o
-	wait $h0 $h1
+	release_locks
 	wait $c
 	check "... and run once they are given back" test $? -eq 0 -a -s rel.o
 fi
