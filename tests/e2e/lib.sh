@@ -70,3 +70,29 @@ release_locks() {
 	HELD_PIDS=()
 	rm -f "$WORK/.release" "$WORK"/.held.*
 }
+# run_groups FUNCTION...: runs independent groups of checks at once (E2E_JOBS at a time, the
+# cores by default), each in a subshell of its own; their lines are printed in the order given
+# once all have ended, and their counts added to this suite's. A group that does not finish
+# counts as a failure.
+run_groups() {
+	local dir="$WORK/.groups" f i=0 j p f2 s names=("$@")
+	mkdir -p "$dir"
+	for f; do
+		while [ "$(jobs -rp | wc -l)" -ge "${E2E_JOBS:-$(nproc)}" ]; do wait -n; done
+		(
+			PASSED=0 FAILED=0 SKIPPED=0
+			"$f"
+			echo "$PASSED $FAILED $SKIPPED" >"$dir/$i.counts"
+		) >"$dir/$i.out" 2>&1 </dev/null &
+		i=$((i + 1))
+	done
+	wait
+	for ((j = 0; j < i; j++)); do
+		cat "$dir/$j.out"
+		if read -r p f2 s <"$dir/$j.counts" 2>/dev/null; then
+			PASSED=$((PASSED + p)) FAILED=$((FAILED + f2)) SKIPPED=$((SKIPPED + s))
+		else
+			not_ok "group ${names[j]}: did not finish"
+		fi
+	done
+}
