@@ -201,7 +201,8 @@ fi
 appended >/dev/null
 
 # Three compiles at once with two slots: never more than two host-compiler stages at once. The
-# host compiler counts the stages running beside it (and sleeps, so that they overlap).
+# host compiler counts the stages running beside it, and waits for a third one to come (up to
+# 2 s: they overlap however slow the machine, where plain nvcc runs three at once).
 cat >countcc <<EOF
 #!/bin/bash
 # nvcc's stages (system()), not its own first look at the host compiler (fork and exec)
@@ -209,7 +210,7 @@ case " \$* " in *" -D__CUDA"*) ;; *) exec g++ "\$@";; esac
 exec 9>>"$WORK/count.lock"
 flock 9; n=\$((\$(cat "$WORK/count.now" 2>/dev/null || echo 0) + 1)); echo \$n >"$WORK/count.now"
 [ \$n -gt \$(cat "$WORK/count.max" 2>/dev/null || echo 0) ] && echo \$n >"$WORK/count.max"; flock -u 9
-sleep 0.7
+for i in \$(seq 40); do [ "\$(cat "$WORK/count.now")" -ge 3 ] 2>/dev/null && break; sleep 0.05; done
 flock 9; echo \$((\$(cat "$WORK/count.now") - 1)) >"$WORK/count.now"; flock -u 9
 exec 9>&-
 exec g++ "\$@"
