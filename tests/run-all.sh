@@ -48,7 +48,7 @@ build() {
 
 # suites VARIANT DIR CTEST-ARGS...: runs the build's suites; records those that failed.
 suites() {
-	local variant=$1 dir=$2 log name
+	local variant=$1 dir=$2 log name before=${#failed[@]}
 	shift 2
 	log="$dir/ctest.log"
 	echo "== $variant tests"
@@ -61,7 +61,7 @@ suites() {
 		[ -n "$rerun" ] || rerun="ctest --test-dir $dir -R '^$name\$' --output-on-failure"
 	done
 	[ -n "$rerun" ] || rerun="ctest --test-dir $dir --output-on-failure"
-	[ "${#failed[@]}" -gt 0 ] || failed+=("ctest ($variant)")
+	[ "${#failed[@]}" -gt "$before" ] || failed+=("ctest ($variant)")
 }
 
 # build_or_fail VARIANT DIR CMAKE-ARGS...
