@@ -9,7 +9,7 @@
 #   NVSHIM_STRESS_VARIANTS=release bash tests/stress.sh                      # one build only
 #
 # The builds are those of tests/run-all.sh (build-test-release, build-test-asan), made or brought
-# up to date here.
+# up to date here (NVSHIM_STRESS_BUILD_PREFIX=build-x- uses build-x-release and build-x-asan).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-2}
@@ -19,7 +19,7 @@ jobs=$(nproc)
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 
 for variant in $variants; do
-	dir=build-test-$variant
+	dir=${NVSHIM_STRESS_BUILD_PREFIX:-build-test-}$variant
 	flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 	[ "$variant" = asan ] && flags=(-DCMAKE_BUILD_TYPE=Debug -DNVSHIM_SANITIZE=ON)
 	echo "== $variant build"
@@ -51,7 +51,7 @@ status=0
 rows=()
 for round in $(seq "$rounds"); do
 	for variant in $variants; do
-		dir=build-test-$variant
+		dir=${NVSHIM_STRESS_BUILD_PREFIX:-build-test-}$variant
 		log="$dir/stress-$round.log"
 		args=(--test-dir "$dir" --output-on-failure --timeout 1500 -j"$((jobs + 1))")
 		[ -n "$suites" ] && args+=(-R "$suites")
