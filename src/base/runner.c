@@ -331,6 +331,10 @@ static void lifeline_watch(int rfd, pid_t parent, const char *token)
 	for (int fd = 0; fd < 1024; fd++)
 		if (fd != rfd)
 			close(fd);
+#ifdef __linux__
+	/* what ps -o comm and top show for it */
+	prctl(PR_SET_NAME, "nvshim-lifeline");
+#endif
 	/* nvshim passes the termination signals on; the watcher lives until nvshim's end. */
 	for (size_t i = 0; i < NTERM; i++)
 		signal(term_signals[i], SIG_IGN);
