@@ -335,10 +335,14 @@ static void lifeline_watch(int rfd, pid_t parent, const char *token)
 	/* what ps -o comm and top show for it */
 	prctl(PR_SET_NAME, "nvshim-lifeline");
 #endif
-	/* nvshim passes the termination signals on; the watcher lives until nvshim's end. */
+	/* nvshim passes the termination signals on; the watcher lives until nvshim's end. They
+	 * were blocked before the fork: ignored, then unblocked, none reaches nvshim's handler. */
 	for (size_t i = 0; i < NTERM; i++)
 		signal(term_signals[i], SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	char c;
 	int orderly = 0;
 	for (;;) {
@@ -384,10 +388,15 @@ static void lifeline_start(void)
 	if (pipe2(p, O_CLOEXEC))
 		return;
 	pid_t parent = getpid();
-	fflush(NULL);
+	/* The watcher starts with the termination signals blocked (nvshim's handler would pass
+	 * them on from it too) and ignores them from then on. No stdio is flushed: it never uses
+	 * stdio and ends with _exit(). */
+	sigset_t old;
+	block_term(&old);
 	pid_t pid = fork();
 	if (pid == 0)
 		lifeline_watch(p[0], parent, lifeline_token);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(p[0]);
 	if (pid < 0) {
 		close(p[1]);
