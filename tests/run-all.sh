@@ -1,65 +1,153 @@
 #!/bin/bash
-# The whole test suite: a -Werror build with every unit and end-to-end suite, then the same
-# suites again in an AddressSanitizer + UndefinedBehaviorSanitizer build.
+# The test suite.
+#
+#   bash tests/run-all.sh          quick: a -Werror release build and every ctest suite that is
+#                                  not labelled `full` (unit, e2e, hardening, ...), run in parallel;
+#                                  at most about 12 minutes on 2 cores. It ends by naming what it
+#                                  did not run.
+#   bash tests/run-all.sh --full   what CI runs (.ci/run): the quick start's Release build, the
+#                                  release build with every suite, the same suites again in an
+#                                  AddressSanitizer + UndefinedBehaviorSanitizer build, valgrind
+#                                  (e2e_valgrind, labelled `full`) and fuzzing.
+#
+# Suites are found through ctest (a new add_test() is run without a change here) and fuzz
+# targets by their names (build-test-fuzz/tests/fuzz/fuzz_*). A failing run ends with one line
+# naming every suite that failed and how to run one again.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+full=0
+case "${1:-}" in
+--full) full=1 ;;
+"") ;;
+*)
+	echo "usage: bash tests/run-all.sh [--full]" >&2
+	exit 2
+	;;
+esac
 jobs=$(nproc)
-status=0
+# ctest runs this many suites at once: most of an end-to-end suite's time is spent waiting for
+# nvcc's processes, so one more than the cores keeps them busy.
+ctest_jobs=${NVSHIM_TEST_JOBS:-$((jobs + 1))}
+started=$(date +%s)
+failed=()  # "suite (variant)"
+rerun=""   # the command that runs the first failed suite again
+
 # Older nvcc drivers for tests/e2e/toolkits.sh (skipped if they cannot be fetched).
 bash scripts/fetch-toolkits.sh
 # nvcc 13.5 for tests/e2e/toolkit135.sh and api.sh (skipped if it cannot be fetched).
 bash scripts/fetch-nvcc135.sh
-# The quick start's build (Release, -O3) warns where -O2 does not: it must build clean too.
-echo "== quick-start build (Release)"
-cmake -S . -B build-test-o3 -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
-cmake --build build-test-o3 -j"$jobs" 2>&1 | grep -E 'warning|error' && exit 1
-[ ${PIPESTATUS[0]} -eq 0 ] || exit 1
-for variant in release asan; do
-	dir=build-test-$variant
-	flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
-	[ $variant = asan ] && flags=(-DCMAKE_BUILD_TYPE=Debug -DNVSHIM_SANITIZE=ON)
-	echo "== $variant build"
-	cmake -S . -B "$dir" "${flags[@]}" >/dev/null || exit 1
-	cmake --build "$dir" -j"$jobs" 2>&1 | grep -E 'warning|error' && exit 1
-	[ ${PIPESTATUS[0]} -eq 0 ] || exit 1
+
+# build DIR CMAKE-ARGS...: configures and builds; any warning fails it.
+build() {
+	local dir=$1
+	shift
+	cmake -S . -B "$dir" "$@" >/dev/null || return 1
+	cmake --build "$dir" -j"$jobs" 2>&1 | grep -E 'warning|error' && return 1
+	[ "${PIPESTATUS[0]}" -eq 0 ]
+}
+
+# suites VARIANT DIR CTEST-ARGS...: runs the build's suites; records those that failed.
+suites() {
+	local variant=$1 dir=$2 log name before=${#failed[@]}
+	shift 2
+	log="$dir/ctest.log"
 	echo "== $variant tests"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --test-dir "$dir" --output-on-failure --timeout 1500 -j"$jobs" || status=1
-done
+		ctest --test-dir "$dir" --output-on-failure --timeout 1500 -j"$ctest_jobs" "$@" 2>&1 | tee "$log"
+	[ "${PIPESTATUS[0]}" -eq 0 ] && return 0
+	# ctest's list: "	 12 - e2e_signals (Failed)"
+	for name in $(sed -n '/tests FAILED:/,$s/^[[:space:]]*[0-9]* - \([^ ]*\) .*/\1/p' "$log"); do
+		failed+=("$name ($variant)")
+		[ -n "$rerun" ] || rerun="ctest --test-dir $dir -R '^$name\$' --output-on-failure"
+	done
+	[ -n "$rerun" ] || rerun="ctest --test-dir $dir --output-on-failure"
+	[ "${#failed[@]}" -gt "$before" ] || failed+=("ctest ($variant)")
+}
 
-# Fuzzing: every parser of outside input under libFuzzer with ASan+UBSan, NVSHIM_FUZZ_SECONDS
-# (default 45) each, starting from its corpus in tests/fuzz/corpus (copied: the run's new
-# inputs stay out of the tree). Any crash, leak or sanitizer report fails the run; the input
-# that caused it is left in build-test-fuzz/findings/ to add to the corpus once fixed.
-echo "== fuzz build"
-dir=build-test-fuzz
-if ! CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DNVSHIM_FUZZ=ON >/dev/null; then
-	echo "fuzz: cannot configure with clang"
+# build_or_fail VARIANT DIR CMAKE-ARGS...
+build_or_fail() {
+	local variant=$1
+	echo "== $variant build"
+	shift
+	build "$@" && return 0
+	failed+=("the $variant build")
+	[ -n "$rerun" ] || rerun="cmake --build $1"
+	return 1
+}
+
+if [ $full = 1 ]; then
+	# The quick start's build (Release, -O3) warns where -O2 does not: it must build clean too.
+	build_or_fail "quick-start (Release)" build-test-o3 -DCMAKE_BUILD_TYPE=Release
+fi
+
+if build_or_fail release build-test-release -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+	if [ $full = 1 ]; then
+		suites release build-test-release
+	else
+		suites release build-test-release -LE full
+	fi
+fi
+
+if [ $full = 1 ]; then
+	if build_or_fail asan build-test-asan -DCMAKE_BUILD_TYPE=Debug -DNVSHIM_SANITIZE=ON; then
+		suites asan build-test-asan
+	fi
+
+	# Fuzzing: every parser of outside input under libFuzzer with ASan+UBSan,
+	# NVSHIM_FUZZ_SECONDS (default 45) each, starting from its corpus in tests/fuzz/corpus
+	# (copied: the run's new inputs stay out of the tree). Any crash, leak or sanitizer report
+	# fails the run; the input that caused it is left in build-test-fuzz/findings/ to add to the
+	# corpus once fixed.
+	dir=build-test-fuzz
+	if ! command -v clang >/dev/null; then
+		echo "fuzz: no clang"
+		failed+=("the fuzz build (no clang)")
+	elif CC=clang build_or_fail fuzz "$dir" -DCMAKE_BUILD_TYPE=Debug -DNVSHIM_FUZZ=ON; then
+		echo "== fuzz"
+		seconds=${NVSHIM_FUZZ_SECONDS:-45}
+		mkdir -p "$dir/findings"
+		# One target: mutates a copy of its corpus; prints one ok / not ok line.
+		fuzz_one() {
+			local target=$1 dir=$2 seconds=$3 name work log
+			name=$(basename "$target")
+			work=$(mktemp -d)
+			cp -r "tests/fuzz/corpus/${name#fuzz_}/." "$work/"
+			log="$dir/findings/$name.log"
+			if "$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+				-artifact_prefix="$dir/findings/$name-" "$work" >"$log" 2>&1; then
+				echo "ok - $name: $(grep -E '^Done [0-9]+ runs' "$log" | sed 's/^Done //')"
+			else
+				echo "not ok - $name: a finding, see $log"
+				grep -E 'ERROR|SUMMARY' "$log" | head -5
+			fi
+			rm -rf "$work"
+		}
+		export -f fuzz_one
+		# As many targets at once as there are cores.
+		ls "$dir"/tests/fuzz/fuzz_* | xargs -P "$jobs" -I{} bash -c 'fuzz_one "$@"' _ {} "$dir" "$seconds" |
+			tee "$dir/findings/summary"
+		for name in $(sed -n 's/^not ok - \([^:]*\):.*/\1/p' "$dir/findings/summary"); do
+			failed+=("$name (fuzz)")
+			[ -n "$rerun" ] || rerun="$dir/tests/fuzz/$name -max_total_time=$seconds $dir/findings/$name-*"
+		done
+	fi
+fi
+
+minutes=$(( ($(date +%s) - started + 59) / 60 ))
+echo
+if [ $full = 0 ]; then
+	left=$(ctest --test-dir build-test-release -N -L full 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
+	echo "Not run here (bash tests/run-all.sh --full runs them, as CI does, in under an hour):"
+	echo "  - the ASan+UBSan build and every suite again under it (build-test-asan)"
+	echo "  - the suites labelled full: ${left:-none} (ctest --test-dir build-test-release -L full)"
+	echo "  - fuzzing: each tests/fuzz target for NVSHIM_FUZZ_SECONDS (45) s under libFuzzer (the corpus replays, fuzz_replay_*, did run)"
+	echo "  - the quick start's Release (-O3) build, warnings fatal"
+	echo "  - the GPU checks need a GPU (the gpu suite skips without one): tests/gpu/run.sh"
+fi
+if [ "${#failed[@]}" -gt 0 ]; then
+	list=$(printf '%s, ' "${failed[@]}")
+	echo "FAILED after $minutes min: ${list%, }; rerun one: $rerun"
 	exit 1
 fi
-cmake --build "$dir" -j"$jobs" 2>&1 | grep -E 'warning|error' && exit 1
-[ ${PIPESTATUS[0]} -eq 0 ] || exit 1
-echo "== fuzz"
-seconds=${NVSHIM_FUZZ_SECONDS:-45}
-mkdir -p "$dir/findings"
-# One target: mutates a copy of its corpus; prints one ok / not ok line.
-fuzz_one() {
-	local target=$1 dir=$2 seconds=$3 name work log
-	name=$(basename "$target")
-	work=$(mktemp -d)
-	cp -r "tests/fuzz/corpus/${name#fuzz_}/." "$work/"
-	log="$dir/findings/$name.log"
-	if "$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-		-artifact_prefix="$dir/findings/$name-" "$work" >"$log" 2>&1; then
-		echo "ok - $name: $(grep -E '^Done [0-9]+ runs' "$log" | sed 's/^Done //')"
-	else
-		echo "not ok - $name: a finding, see $log"
-		grep -E 'ERROR|SUMMARY' "$log" | head -5
-	fi
-	rm -rf "$work"
-}
-export -f fuzz_one
-# As many targets at once as there are cores.
-ls "$dir"/tests/fuzz/fuzz_* | xargs -P "$jobs" -I{} bash -c 'fuzz_one "$@"' _ {} "$dir" "$seconds" | tee "$dir/findings/summary"
-grep -q '^not ok' "$dir/findings/summary" && status=1
-exit $status
+echo "PASSED after $minutes min ($([ $full = 1 ] && echo full || echo quick))"
+exit 0

@@ -11,7 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 #ifdef __linux__
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
 #endif
 
 #include <libiberty.h>
@@ -132,6 +135,7 @@ int runner_signal(void)
 static void die_of(int sig)
 {
 	fflush(NULL);
+	runner_lifeline_end();
 	/* the child's core (if any) is the one worth having, not nvshim's */
 	struct rlimit none = { 0, 0 };
 	setrlimit(RLIMIT_CORE, &none);
@@ -177,6 +181,284 @@ static int refused(const char *path, struct run_result *res)
 		diag_set_verbosity(VERBOSITY_QUIET);
 	}
 	return -1;
+}
+
+/* ---- the lifeline: every process nvshim started, however deep, ends when nvshim dies ----
+ *
+ * The parent-death signal reaches only the child nvshim forked (nvcc), and nvcc, sent SIGTERM,
+ * removes its temporary files and exits without stopping the stage it runs: a stage that has
+ * read its input (cicc, ptxas, the host compiler's assembler writing the object) goes on,
+ * reparented to init, and may write the object after the caller saw nvshim killed. So before
+ * its first child, nvshim forks a watcher that holds the reading end of a pipe only nvshim
+ * writes to. Every child gets RUNNER_LIFELINE_VAR=<token> added to its environment (after the
+ * tokens of the nvshims above it, if any), which every process below it inherits. nvshim
+ * writes one byte before any orderly end (exit, dying of a signal it passes on, exec); when
+ * the pipe closes without it (SIGKILL, a crash), the watcher sends SIGTERM to every process
+ * of nvshim's session whose environment holds the token, again to new ones, SIGKILL to those
+ * left after two seconds, and exits when none is left. A process that cleared its environment
+ * or left the session (a daemon) is left alone. */
+
+#define RUNNER_LIFELINE_VAR "NVSHIM_LIFELINE"
+
+static int lifeline_fd = -1;   /* nvshim's writing end, or -1 */
+static pid_t lifeline_pid;     /* the watcher */
+static char lifeline_token[48]; /* "<pid>.<16 hex digits>" */
+
+/* Async-signal-safe helpers for the watcher, a fork of a process that may have had threads. */
+static int ll_read_file(const char *path, char *buf, size_t size, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	*len = 0;
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t n = read(fd, buf + *len, size - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+		if (*len == size)
+			break;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Does pid's environment hold the token (streamed: an environment may be large)? */
+static int ll_marked(const char *pid, const char *token, size_t toklen)
+{
+	char path[64] = "/proc/", buf[8192];
+	size_t keep = 0;
+	strcat(strcat(path, pid), "/environ");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int found = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + keep, sizeof(buf) - keep);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		size_t len = keep + (size_t)n;
+		for (size_t i = 0; i + toklen <= len && !found; i++)
+			found = !memcmp(buf + i, token, toklen);
+		if (found)
+			break;
+		keep = len < toklen ? len : toklen - 1;
+		memmove(buf, buf + len - keep, keep);
+	}
+	close(fd);
+	return found;
+}
+
+/* The session of /proc/<pid>/stat, or -1. */
+static long ll_session(const char *pid)
+{
+	char path[64] = "/proc/", buf[1024];
+	size_t len;
+	strcat(strcat(path, pid), "/stat");
+	if (ll_read_file(path, buf, sizeof(buf) - 1, &len) || !len)
+		return -1;
+	buf[len] = '\0';
+	char *p = strrchr(buf, ')');
+	/* ") state ppid pgrp session" */
+	for (int field = 0; p && field < 4; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -1;
+	long sid = 0;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		sid = sid * 10 + (*p - '0');
+	return sid;
+}
+
+/* One pass over /proc: sends sig to each marked process of the session (SIGTERM once per pid:
+ * `sent` remembers them). Returns how many marked processes were found. */
+static int ll_sweep(const char *token, size_t toklen, long sid, pid_t self, int sig, pid_t *sent,
+		    size_t *nsent, size_t maxsent)
+{
+	int found = 0;
+	int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return 0;
+	char ents[8192];
+	for (;;) {
+		long n = syscall(SYS_getdents64, dir, ents, sizeof(ents));
+		if (n <= 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(void *)(ents + off);
+			off += d->d_reclen;
+			const char *name = d->d_name;
+			pid_t pid = 0;
+			const char *c = name;
+			for (; *c >= '0' && *c <= '9'; c++)
+				pid = pid * 10 + (*c - '0');
+			if (*c || !pid || pid == self)
+				continue;
+			if (ll_session(name) != sid || !ll_marked(name, token, toklen))
+				continue;
+			found++;
+			size_t i = 0;
+			while (i < *nsent && sent[i] != pid)
+				i++;
+			if (sig == SIGTERM && i < *nsent)
+				continue;
+			kill(pid, sig);
+			if (i == *nsent && *nsent < maxsent)
+				sent[(*nsent)++] = pid;
+		}
+	}
+	close(dir);
+	return found;
+}
+
+static void ll_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* The watcher: waits for nvshim's end; after a death without the orderly byte, ends the
+ * processes that hold the token. Never returns. */
+static void lifeline_watch(int rfd, pid_t parent, const char *token)
+{
+	/* Nothing of nvshim's but the pipe: a caller waiting for the end of nvshim's stdout or
+	 * stderr is not kept waiting by the watcher. */
+	for (int fd = 0; fd < 1024; fd++)
+		if (fd != rfd)
+			close(fd);
+#ifdef __linux__
+	/* what ps -o comm and top show for it */
+	prctl(PR_SET_NAME, "nvshim-lifeline");
+#endif
+	/* nvshim passes the termination signals on; the watcher lives until nvshim's end. They
+	 * were blocked before the fork: ignored, then unblocked, none reaches nvshim's handler. */
+	for (size_t i = 0; i < NTERM; i++)
+		signal(term_signals[i], SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	char c;
+	int orderly = 0;
+	for (;;) {
+		ssize_t n = read(rfd, &c, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 1) {
+			orderly = 1;
+			continue;
+		}
+		break;
+	}
+	if (orderly || getppid() == parent)
+		_exit(0);
+	size_t toklen = strlen(token);
+	long sid = (long)getsid(0);
+	pid_t self = getpid();
+	pid_t sent[512];
+	size_t nsent = 0;
+	for (long waited = 0; waited < 30000; waited += 20) {
+		int sig = waited < 2000 ? SIGTERM : SIGKILL;
+		if (!ll_sweep(token, toklen, sid, self, sig, sent, &nsent, sizeof(sent) / sizeof(sent[0])))
+			_exit(0);
+		ll_sleep_ms(20);
+	}
+	_exit(1);
+}
+
+/* Starts the watcher before nvshim's first child. Without it (fork failed), children still
+ * get the parent-death signal. */
+static void lifeline_start(void)
+{
+	static int tried;
+	if (tried)
+		return;
+	tried = 1;
+#ifdef __linux__
+	unsigned long long nonce = 0;
+	if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != (ssize_t)sizeof(nonce))
+		nonce = (unsigned long long)runner_now_ms() * 2654435761u ^ (unsigned long long)getpid();
+	snprintf(lifeline_token, sizeof(lifeline_token), "%ld.%016llx", (long)getpid(), nonce);
+	int p[2];
+	if (pipe2(p, O_CLOEXEC))
+		return;
+	pid_t parent = getpid();
+	/* The watcher starts with the termination signals blocked (nvshim's handler would pass
+	 * them on from it too) and ignores them from then on. No stdio is flushed: it never uses
+	 * stdio and ends with _exit(). */
+	sigset_t old;
+	block_term(&old);
+	pid_t pid = fork();
+	if (pid == 0)
+		lifeline_watch(p[0], parent, lifeline_token);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		return;
+	}
+	lifeline_fd = p[1];
+	lifeline_pid = pid;
+	atexit(runner_lifeline_end);
+#endif
+}
+
+void runner_lifeline_end(void)
+{
+	if (lifeline_fd < 0)
+		return;
+	ssize_t w;
+	do
+		w = write(lifeline_fd, "", 1);
+	while (w < 0 && errno == EINTR);
+	close(lifeline_fd);
+	lifeline_fd = -1;
+}
+
+/* Before an exec: the watcher ends and is reaped, so that the program nvshim becomes has no
+ * child it did not start. */
+static void lifeline_close(void)
+{
+	if (lifeline_fd < 0)
+		return;
+	runner_lifeline_end();
+	while (waitpid(lifeline_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* The environment for a child: `base` (NULL: nvshim's) with the lifeline's token appended to
+ * RUNNER_LIFELINE_VAR. Returns an xmalloc'ed array (its new entry in *entry, to free), or NULL
+ * without a watcher. */
+static char **lifeline_env(char *const *base, char **entry)
+{
+	*entry = NULL;
+	if (lifeline_fd < 0)
+		return NULL;
+	if (!base)
+		base = environ;
+	const size_t vlen = strlen(RUNNER_LIFELINE_VAR "=");
+	size_t n = 0;
+	const char *old = NULL;
+	while (base[n]) {
+		if (!strncmp(base[n], RUNNER_LIFELINE_VAR "=", vlen))
+			old = base[n] + vlen;
+		n++;
+	}
+	char **env = XNEWVEC(char *, n + 2);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(base[i], RUNNER_LIFELINE_VAR "=", vlen))
+			env[k++] = base[i];
+	*entry = old && *old ? concat(RUNNER_LIFELINE_VAR "=", old, " ", lifeline_token, NULL)
+			     : concat(RUNNER_LIFELINE_VAR "=", lifeline_token, NULL);
+	env[k++] = *entry;
+	env[k] = NULL;
+	return env;
 }
 
 /* ---- starting and waiting ---- */
@@ -237,6 +519,14 @@ static pid_t spawn_start(const struct spawn *sp, int *err)
 		*err = errno;
 		return -1;
 	}
+	lifeline_start();
+	char *entry;
+	char **env = lifeline_env(sp->env, &entry);
+	struct spawn with = *sp;
+	if (env) {
+		with.env = env;
+		sp = &with;
+	}
 	sigset_t old;
 	block_term(&old);
 	if (nlive == live_alloc) {
@@ -253,6 +543,8 @@ static pid_t spawn_start(const struct spawn *sp, int *err)
 		*err = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(report[1]);
+	free(env);
+	free(entry);
 	if (pid > 0) {
 		/* EOF: the exec happened; an errno: it did not, and the child has exited. */
 		int e = 0;
@@ -498,6 +790,7 @@ int runner_exec(const char *path, const struct argv *args)
 {
 	if (received)
 		die_of(received);
+	lifeline_close();
 	execv(path, args->v);
 	return error("cannot run '%s': %s", path, strerror(errno));
 }
@@ -508,6 +801,7 @@ int runner_execvp(const struct argv *args)
 		return error("no command to run");
 	if (received)
 		die_of(received);
+	lifeline_close();
 	execvp(args->v[0], args->v);
 	return error("cannot run '%s': %s", args->v[0], strerror(errno));
 }

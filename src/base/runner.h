@@ -10,7 +10,12 @@
  * in its children. Every child is started with the parent-death signal set (Linux prctl
  * PR_SET_PDEATHSIG, SIGTERM): if nvshim dies without a chance to pass anything on (SIGKILL,
  * a crash), its children are sent SIGTERM and stop, so none writes its outputs later for a
- * caller that has moved on. libiberty's pex_* has no hook between fork and exec and does
+ * caller that has moved on. The parent-death signal reaches only those children, not what they
+ * start (nvcc's stages, which nvcc does not stop when it is sent SIGTERM): the lifeline does.
+ * Before its first child nvshim forks a watcher, and every child's environment gets
+ * NVSHIM_LIFELINE=<token>, inherited by everything below it; when nvshim dies without an
+ * orderly end, the watcher sends SIGTERM (SIGKILL after 2 s) to each process of the session
+ * whose environment holds the token, however deep it sits. libiberty's pex_* has no hook between fork and exec and does
  * not tell the child's pid, which both of these need: that is why the runner forks itself.
  *
  * Once a termination signal has come, the runner starts nothing more: runner_run() and the
@@ -100,6 +105,11 @@ int runner_signal(void);
  *   - the tool had not started: nvshim dies of the signal it received.
  * Call it last, after every temporary file is removed. */
 int runner_end(int status);
+
+/* Tells the lifeline's watcher that nvshim ends in order (its children are not to be ended
+ * with it). Called at exit, before nvshim dies of a signal it passed on and before an exec;
+ * harmless to call twice or without a watcher. */
+void runner_lifeline_end(void);
 
 double runner_now_ms(void);
 

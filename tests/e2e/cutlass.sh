@@ -4,7 +4,9 @@
 # (example 70), renamed, asked for plain sm_90 / sm_100 with -arch, PyTorch's -gencode list and
 # a CMake project (CMAKE_CUDA_ARCHITECTURES=90); and an sm80-style GEMM (example 14) asked for
 # sm_90. The embedded targets are read with cuobjdump. Each compile of a CUTLASS example takes
-# tens of seconds, so the suite runs in the release build only (not under the sanitizers).
+# tens of seconds, so the suite runs in the release build only (not under the sanitizers), and
+# its four independent groups (Hopper with its CMake project, Blackwell, the sm80-style GEMM,
+# example 54) run at once, each with its own record of nvcc's runs.
 NVSHIM=$1 NVCC=$2
 . "$(dirname "$0")/lib.sh"
 if grep -q '^NVSHIM_SANITIZE:BOOL=ON' "${NVSHIM_BUILD_DIR:-.}/CMakeCache.txt" 2>/dev/null; then
@@ -35,36 +37,39 @@ cp "$C/examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.
 cp "$C/examples/70_blackwell_gemm/70_blackwell_fp16_gemm.cu" my_blackwell_gemm.cu
 cp "$C/examples/14_ampere_tf32_tensorop_gemm/ampere_tf32_tensorop_gemm.cu" my_ampere_gemm.cu
 mkdir -p fake
-printf '#!/bin/sh\necho "$*" >>%s/runs\nexec "%s" "$@"\n' "$WORK" "$NVCC" >fake/nvcc
+# A recording nvcc: each group has its record ($RUNS) and its stderr file ($ERR).
+printf '#!/bin/sh\necho "$*" >>"$RUNS"\nexec "%s" "$@"\n' "$NVCC" >fake/nvcc
 chmod +x fake/nvcc
-runs() { grep -c "$1" "$WORK/runs" 2>/dev/null || echo 0; }
+runs() { grep -c "$1" "$RUNS" 2>/dev/null || echo 0; }
 # The full compiles of a source: its nvcc runs that are not a device preprocessing (-E).
-compiles() { grep "$1" "$WORK/runs" 2>/dev/null | grep -vc -- ' -E ' || true; }
+compiles() { grep "$1" "$RUNS" 2>/dev/null | grep -vc -- ' -E ' || true; }
 
+hopper() {
+export RUNS=$WORK/runs.hopper ERR=$WORK/err.hopper
 # Hopper: plain nvcc compiles every GEMM out for sm_90; nvshim builds sm_90a machine code and
 # keeps compute_90 PTX.
 "$NVCC" "${FLAGS[@]}" -c my_gemm.cu -o plain.o -arch=sm_90 2>/dev/null
 check "hopper: plain nvcc: sm_90 and compute_90" test "$(embedded plain.o)" = "elf:sm_90 ptx:sm_90"
-NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -c my_gemm.cu -o h1.o -arch=sm_90 2>"$WORK/err"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -c my_gemm.cu -o h1.o -arch=sm_90 2>"$ERR"
 first=$(runs my_gemm.cu)
 check "hopper: -arch=sm_90 builds sm_90a machine code and compute_90 PTX" test "$(embedded h1.o)" = "elf:sm_90a ptx:sm_90"
 check "hopper: decided before compiling: one full compile, beside the device preprocessing" \
 	test "$(compiles my_gemm.cu)" -eq 1
-check "hopper: the note names the upgrade, the method and the rule" contains "$(cat "$WORK/err")" \
+check "hopper: the note names the upgrade, the method and the rule" contains "$(cat "$ERR")" \
 	"^nvshim warning : my_gemm.cu: sm_90 -> sm_90a: the device code differs when compiled for sm_90a" \
 	"decided before compiling \[modules.decide\]"
-: >"$WORK/runs"
+: >"$RUNS"
 NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -c my_gemm.cu -o h2.o -arch=sm_90 2>/dev/null
 second=$(runs my_gemm.cu)
 echo "# hopper: first build $first nvcc runs, second build $second"
 check "hopper: the second build runs exactly one nvcc" test "$second" -eq 1 -a "$(embedded h2.o)" = "elf:sm_90a ptx:sm_90"
-: >"$WORK/runs"
+: >"$RUNS"
 NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -c my_gemm.cu -o h3.o \
-	-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 2>"$WORK/err"
+	-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 2>"$ERR"
 check "hopper: PyTorch's list (8.0;9.0): sm_80 and sm_90a, one nvcc (the verdict serves any list)" \
 	test "$(embedded h3.o)" = "elf:sm_80 elf:sm_90a" -a "$(runs my_gemm.cu)" -eq 1
 check "hopper: ... and sm_80, where the GEMM is compiled out, is named in a warning" \
-	grep -q "my_gemm.cu: 1 kernel is compiled out on sm_80 .*sm_90a has the code" "$WORK/err"
+	grep -q "my_gemm.cu: 1 kernel is compiled out on sm_80 .*sm_90a has the code" "$ERR"
 
 # A CMake project with CMAKE_CUDA_ARCHITECTURES=90 and nvshim as its CUDA compiler.
 mkdir -p proj
@@ -85,36 +90,50 @@ if cmake -S proj -B proj/build -G Ninja -DCMAKE_CUDA_COMPILER="$NVSHIM" -DCMAKE_
 else
 	not_ok "cmake: the project builds" "$(tail -5 "$WORK/cmake.log")"
 fi
+}
 
+blackwell() {
+export RUNS=$WORK/runs.blackwell ERR=$WORK/err.blackwell
 # Blackwell: -arch=sm_100; the kernels need sm_100a or sm_100f (CUTLASS's SM100A/SM100F chain).
-"$NVSHIM" "${FLAGS[@]}" -c my_blackwell_gemm.cu -o b1.o -arch=sm_100 2>"$WORK/err"
+"$NVSHIM" "${FLAGS[@]}" -c my_blackwell_gemm.cu -o b1.o -arch=sm_100 2>"$ERR"
 got=$(embedded b1.o)
 check "blackwell: -arch=sm_100 builds sm_100a or sm_100f machine code and compute_100 PTX" \
 	test "$got" = "elf:sm_100a ptx:sm_100" -o "$got" = "elf:sm_100f ptx:sm_100"
 echo "# blackwell: $got"
-check "blackwell: said" grep -q "my_blackwell_gemm.cu: sm_100 -> sm_100[af]: the device code differs when compiled for sm_100[af]" "$WORK/err"
+check "blackwell: said" grep -q "my_blackwell_gemm.cu: sm_100 -> sm_100[af]: the device code differs when compiled for sm_100[af]" "$ERR"
 
+}
+
+ampere() {
+export RUNS=$WORK/runs.ampere ERR=$WORK/err.ampere
 # An sm80-style GEMM (CUTLASS 2.x, mma.sync under __CUDA_ARCH__ >= 800) asked for sm_90: its
 # kernels use nothing arch-specific, but CuTe's TMA descriptor helpers in its headers preprocess
 # differently for sm_90a, so the decision before compiling takes sm_90a on purpose: sm_90a
 # machine code runs on exactly the GPUs sm_90 code runs on (compute capability 9.0), and the
 # PTX stays plain compute_90 for newer GPUs (docs/modules.md). One full compile, as nvcc's.
 "$NVCC" "${FLAGS[@]}" -c my_ampere_gemm.cu -o a0.o -arch=sm_90 >"$WORK/plain.out" 2>"$WORK/plain.err"
-: >"$WORK/runs"
-NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -c my_ampere_gemm.cu -o a1.o -arch=sm_90 >"$WORK/out" 2>"$WORK/err"
+: >"$RUNS"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -c my_ampere_gemm.cu -o a1.o -arch=sm_90 >"$WORK/out" 2>"$ERR"
 check "ampere-style GEMM for sm_90: sm_90a machine code (the same GPUs), compute_90 PTX, one compile" \
 	test "$(embedded a0.o)" = "elf:sm_90 ptx:sm_90" -a "$(embedded a1.o)" = "elf:sm_90a ptx:sm_90" -a "$(compiles my_ampere_gemm.cu)" -eq 1
-check "ampere-style GEMM for sm_90: said once, with its rule" test "$(grep -c '\[modules.decide\]' "$WORK/err")" -eq 1
+check "ampere-style GEMM for sm_90: said once, with its rule" test "$(grep -c '\[modules.decide\]' "$ERR")" -eq 1
 
+}
+
+example54() {
+export RUNS=$WORK/runs.example54 ERR=$WORK/err.example54
 # CUTLASS example 54 (FP8 GEMM; its host code calls the driver API) as one compile-and-link: the
 # link fails on cuMemsetD32Async and is run again with -lcuda, alone; the program holds sm_90a.
 cp "$C/examples/54_hopper_fp8_warp_specialized_gemm/54_hopper_fp8_warp_specialized_gemm.cu" kernels.cu
-: >"$WORK/runs"
+: >"$RUNS"
 NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -I"$C/examples/54_hopper_fp8_warp_specialized_gemm" \
-	-arch=sm_90 kernels.cu -o app 2>"$WORK/err"
+	-arch=sm_90 kernels.cu -o app 2>"$ERR"
 check "example 54 compile-and-link: a program with sm_90a machine code and compute_90 PTX" \
 	test -x app -a "$(embedded app)" = "elf:sm_90a ptx:sm_90"
 check "example 54 compile-and-link: one full compile, the link run again alone with -lcuda" \
-	test "$(compiles kernels.cu)" -eq 1 -a "$(grep -c -- '-lcuda' "$WORK/runs")" -eq 1
-check "example 54 compile-and-link: the retry said" grep -q "\[link.retry\]" "$WORK/err"
+	test "$(compiles kernels.cu)" -eq 1 -a "$(grep -c -- '-lcuda' "$RUNS")" -eq 1
+check "example 54 compile-and-link: the retry said" grep -q "\[link.retry\]" "$ERR"
+}
+
+run_groups hopper blackwell ampere example54
 finish

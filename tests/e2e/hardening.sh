@@ -10,6 +10,7 @@ same_object() { cmp -s <(normalise "$1") <(normalise "$2"); }
 # Only nvshim's own lines: "nvshim warning : ..." and so on.
 shim_lines() { grep -c '^nvshim ' "$1"; }
 
+failopen_and_input() {
 # --- Fail open: each internal step fails in turn (NVSHIM_FAULT); the build gives plain nvcc's
 # result and one warning, and under strict = true that warning is an error.
 "$NVCC" -c k.cu -o plain.o -arch=sm_80 2>/dev/null
@@ -197,6 +198,9 @@ fi
 check "no tmpnam, tempnam or mktemp in the sources" \
 	sh -c "! grep -nE '\\b(tmpnam|tempnam|mktemp)\\s*\\(' '$SOURCE_DIR'/src/*/*.c"
 
+}
+
+concurrency() {
 # --- Concurrency: 64 builds at once share one cold cache directory; the objects equal a serial
 # build's, and every cache file is whole.
 mkdir -p par && for i in $(seq 64); do printf '__global__ void k%d(float *x) { x[threadIdx.x] *= %d.0f; }\n' $i $i >par/s$i.cu; done
@@ -210,9 +214,15 @@ EOF
 export NVSHIM_CACHE_DIR=$WORK/sharedcache
 make -s -C par -j64 NVCC="$NVSHIM" 2>"$WORK/par.err"
 check "64 parallel builds: all succeed" test $? -eq 0 -a "$(ls par/*.o | wc -l)" -eq 64
-mkdir -p serial && for i in $(seq 64); do
-	NVSHIM_CACHE_DIR=$WORK/serialcache "$NVSHIM" -c par/s$i.cu -o serial/s$i.o $LIST 2>/dev/null
+# The serial build: two lanes (odd and even sources), each one compile after another on a cache
+# of its own.
+mkdir -p serial
+for lane in 1 2; do
+	for i in $(seq "$lane" 2 64); do
+		NVSHIM_CACHE_DIR=$WORK/serialcache$lane "$NVSHIM" -c par/s$i.cu -o serial/s$i.o $LIST 2>/dev/null
+	done &
 done
+wait
 bad=0; for i in $(seq 64); do same_object par/s$i.o serial/s$i.o || bad=$((bad + 1)); done
 check "64 parallel builds: the same objects as a serial build" test $bad -eq 0
 # Files written whole end with "end"; the stats journal (appended lines), the stats lock, the
@@ -230,9 +240,13 @@ facts=$(find "$WORK/sharedcache/toolkit" -type f | head -n 1)
 good=$(cat "$facts")
 for damage in corrupt truncated; do
 	if [ $damage = corrupt ]; then head -c 300 /dev/urandom >"$facts"; else head -c 60 <<<"$good" >"$facts"; fi
-	"$NVSHIM" -c k.cu -o d-$damage.o $LIST 2>"$WORK/err"
-	check "$damage toolkit cache: the build succeeds with the rewrite" test $? -eq 0 -a -s d-$damage.o && grep -q 'targets.unsupported' "$WORK/err"
+	"$NVSHIM" -c k.cu -o d-$damage.o $LIST 2>"$WORK/err.conc"
+	check "$damage toolkit cache: the build succeeds with the rewrite" test $? -eq 0 -a -s d-$damage.o && grep -q 'targets.unsupported' "$WORK/err.conc"
 	check "$damage toolkit cache: rebuilt whole" test "$(cat "$facts")" = "$good"
 done
 unset NVSHIM_CACHE_DIR
+}
+
+# The two parts share nothing (files, caches, stderr files): they run at once.
+run_groups failopen_and_input concurrency
 finish

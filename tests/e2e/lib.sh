@@ -49,3 +49,51 @@ elf_targets() {
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+# hold_lock FILE: another process takes an flock on FILE and keeps it until release_locks; returns
+# once the lock is held (an event, waited for up to a minute), 1 if it never was.
+HELD_PIDS=()
+hold_lock() {
+	local ready="$WORK/.held.${#HELD_PIDS[@]}" i
+	rm -f "$ready" "$WORK/.release"
+	flock -o -x "$1" sh -c 'touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done' _ "$ready" "$WORK/.release" &
+	HELD_PIDS+=($!)
+	for i in $(seq 1200); do
+		[ -e "$ready" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# release_locks: the locks of hold_lock are given back; returns once their holders have ended.
+release_locks() {
+	touch "$WORK/.release"
+	[ ${#HELD_PIDS[@]} -eq 0 ] || wait "${HELD_PIDS[@]}"
+	HELD_PIDS=()
+	rm -f "$WORK/.release" "$WORK"/.held.*
+}
+# run_groups FUNCTION...: runs independent groups of checks at once (E2E_JOBS at a time, the
+# cores by default), each in a subshell of its own; their lines are printed in the order given
+# once all have ended, and their counts added to this suite's. A group that does not finish
+# counts as a failure.
+run_groups() {
+	local dir="$WORK/.groups" f i=0 j p f2 s names=("$@")
+	mkdir -p "$dir"
+	for f; do
+		while [ "$(jobs -rp | wc -l)" -ge "${E2E_JOBS:-$(nproc)}" ]; do wait -n; done
+		# The counts go to descriptor 9, opened here: a group may use any variable name.
+		(
+			PASSED=0 FAILED=0 SKIPPED=0
+			"$f" 9>&-
+			echo "$PASSED $FAILED $SKIPPED" >&9
+		) >"$dir/$i.out" 9>"$dir/$i.counts" 2>&1 </dev/null &
+		i=$((i + 1))
+	done
+	wait
+	for ((j = 0; j < i; j++)); do
+		cat "$dir/$j.out"
+		if read -r p f2 s <"$dir/$j.counts" && [ -n "$s" ]; then
+			PASSED=$((PASSED + p)) FAILED=$((FAILED + f2)) SKIPPED=$((SKIPPED + s))
+		else
+			not_ok "group ${names[j]}: did not finish"
+		fi
+	done
+}

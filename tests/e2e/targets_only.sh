@@ -160,13 +160,10 @@ assert all_a == all_b, "cuobjdump -all differs"
 PY
 	# Three of the four slots held by other compiles: ptxas gets its own, one thread.
 	mkdir -p "$WORK/splitcache/threads"
-	pids=()
-	for i in 1 2 3; do flock -o -x "$WORK/splitcache/threads/slot.$i" sleep 60 & pids+=($!); done
-	sleep 0.3
+	for i in 1 2 3; do hold_lock "$WORK/splitcache/threads/slot.$i" || not_ok "slot $i held elsewhere" "flock did not take it"; done
 	env "${SPLIT_ENV[@]}" "$NVSHIM" -c k.cu -o held.o "${NINE[@]}" 2>/dev/null
 	check "split: with three of four slots held elsewhere, one thread" test "$(split_of held.o)" = 1
-	for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	release_locks
 	env "${SPLIT_ENV[@]}" "$NVSHIM" --split-compile 2 -c k.cu -o user.o "${NINE[@]}" 2>/dev/null
 	check "split: a --split-compile of the user's is left as given" test "$(split_of user.o)" = 2
 	env "${SPLIT_ENV[@]}" NVSHIM_TARGETS_ONLY= "$NVSHIM" -c k.cu -o notonly.o -arch=sm_90 2>/dev/null

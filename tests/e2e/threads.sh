@@ -165,18 +165,16 @@ appended >/dev/null
 SLOTS=$XDG_CACHE_HOME/nvshim/threads
 if command -v flock >/dev/null; then
 	rm -f held.o
-	flock "$SLOTS/slot.0" sleep 4 &
-	h0=$!
-	flock "$SLOTS/slot.1" sleep 4 &
-	h1=$!
-	sleep 0.5
+	# The slots stay held until released, however slow the machine: no clock decides.
+	mkdir -p "$SLOTS"
+	hold_lock "$SLOTS/slot.0" && hold_lock "$SLOTS/slot.1" || not_ok "two slots held elsewhere" "flock did not take them"
 	NVSHIM_MACHINE=cpus=2,busy=0 NVSHIM_LOG_FILE=$WORK/glog "$NV" -c k.cu -o held.o "${THREE[@]}" &
 	c=$!
 	sleep 2.5
 	check "both slots held elsewhere: after 2.5 s the compile has written nothing" test ! -e held.o
 	stages=$(ps -e -o ppid=,comm= | awk -v p="$(pgrep -d' ' -P "$c")" 'BEGIN { n = split(p, a, " "); for (i = 1; i <= n; i++) k[a[i]] = 1 } ($1 in k) { print $2 }')
 	check "... and runs no stage below it (${stages:-none})" test -z "$stages"
-	wait $h0 $h1
+	release_locks
 	wait $c
 	check "... once they are given back it finishes" test $? -eq 0 -a -s held.o
 	check "... the log says the stages took turns in 2 slots, 2 held" \
@@ -191,23 +189,20 @@ appended >/dev/null
 if command -v flock >/dev/null; then
 	mkdir -p relcache/threads
 	rm -f rel.o
-	flock relcache/threads/slot.0 sleep 3 &
-	h0=$!
-	flock relcache/threads/slot.1 sleep 3 &
-	h1=$!
-	sleep 0.5
+	hold_lock relcache/threads/slot.0 && hold_lock relcache/threads/slot.1 || not_ok "two slots held elsewhere" "flock did not take them"
 	NVSHIM_CACHE_DIR=relcache NVSHIM_MACHINE=cpus=2,busy=0 "$NV" -c k.cu -o rel.o "${THREE[@]}" &
 	c=$!
 	sleep 2
 	check "a relative cache directory: its slots held, the stages wait" test ! -e rel.o
-	wait $h0 $h1
+	release_locks
 	wait $c
 	check "... and run once they are given back" test $? -eq 0 -a -s rel.o
 fi
 appended >/dev/null
 
 # Three compiles at once with two slots: never more than two host-compiler stages at once. The
-# host compiler counts the stages running beside it (and sleeps, so that they overlap).
+# host compiler counts the stages running beside it, and waits for a third one to come (up to
+# 2 s: they overlap however slow the machine, where plain nvcc runs three at once).
 cat >countcc <<EOF
 #!/bin/bash
 # nvcc's stages (system()), not its own first look at the host compiler (fork and exec)
@@ -215,7 +210,7 @@ case " \$* " in *" -D__CUDA"*) ;; *) exec g++ "\$@";; esac
 exec 9>>"$WORK/count.lock"
 flock 9; n=\$((\$(cat "$WORK/count.now" 2>/dev/null || echo 0) + 1)); echo \$n >"$WORK/count.now"
 [ \$n -gt \$(cat "$WORK/count.max" 2>/dev/null || echo 0) ] && echo \$n >"$WORK/count.max"; flock -u 9
-sleep 0.7
+for i in \$(seq 40); do [ "\$(cat "$WORK/count.now")" -ge 3 ] 2>/dev/null && break; sleep 0.05; done
 flock 9; echo \$((\$(cat "$WORK/count.now") - 1)) >"$WORK/count.now"; flock -u 9
 exec 9>&-
 exec g++ "\$@"

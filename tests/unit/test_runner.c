@@ -296,24 +296,22 @@ static int gone(pid_t pid)
 	return n != 1 || state == 'Z' || state == 'X';
 }
 
-Test(runner, children_die_with_nvshim)
+/* Runs `script` with sh through the runner in a forked process (nvshim), waits for the pid
+ * the script writes to `pidfile`, SIGKILLs that process and returns whether the pid ended
+ * within a minute (a generous limit: it ends at once when it ends at all). */
+static int dies_with_runner(const char *script, const char *pidfile)
 {
-	char *dir = test_tmpdir();
-	char *pidfile = concat(dir, "/pid", NULL);
 	pid_t middle = fork();
 	cr_assert_geq(middle, 0);
 	if (middle == 0) {
-		/* nvshim: runs a long child, then is killed without a chance to pass anything on */
 		struct argv a = ARGV_INIT;
-		char *script = concat("echo $$ > ", pidfile, ".tmp && mv ", pidfile, ".tmp ", pidfile,
-				      " && exec sleep 30", NULL);
 		argv_pushv(&a, (const char *const[]){ "sh", "-c", script, NULL });
 		struct run_result res;
 		runner_run("/bin/sh", &a, &res);
 		_exit(0);
 	}
 	pid_t child = 0;
-	for (int i = 0; i < 500 && !child; i++) {
+	for (int i = 0; i < 6000 && !child; i++) {
 		FILE *f = fopen(pidfile, "r");
 		if (f) {
 			int p = 0;
@@ -328,15 +326,65 @@ Test(runner, children_die_with_nvshim)
 	kill(middle, SIGKILL);
 	waitpid(middle, NULL, 0);
 	int dead = 0;
-	for (int i = 0; i < 300 && !dead; i++) {
+	for (int i = 0; i < 6000 && !dead; i++) {
 		dead = gone(child);
 		if (!dead)
 			usleep(10000);
 	}
 	if (!dead)
 		kill(child, SIGKILL);
-	cr_assert(dead, "the child outlived the runner's process by 3 s");
+	return dead;
+}
+
+Test(runner, children_die_with_nvshim)
+{
+	char *dir = test_tmpdir();
+	char *pidfile = concat(dir, "/pid", NULL);
+	/* the child itself: the parent-death signal */
+	char *script = concat("echo $$ > ", pidfile, ".tmp && mv ", pidfile, ".tmp ", pidfile,
+			      " && exec sleep 300", NULL);
+	cr_assert(dies_with_runner(script, pidfile), "the child outlived the runner's process by a minute");
 	test_rmtree(dir);
+	free(script);
 	free(pidfile);
 	free(dir);
+}
+
+Test(runner, grandchildren_die_with_nvshim)
+{
+	/* A stage of nvcc's: two levels below, its parent ignoring SIGTERM (as nvcc goes on with
+	 * its clean-up), started in the background (reparented to init once its parent ends). */
+	char *dir = test_tmpdir();
+	char *pidfile = concat(dir, "/pid", NULL);
+	char *script = concat("trap '' TERM; sh -c 'sh -c \"echo \\$\\$ > ", pidfile, ".tmp && mv ", pidfile,
+			      ".tmp ", pidfile, " && exec sleep 300\" & wait'; sleep 300", NULL);
+	cr_assert(dies_with_runner(script, pidfile), "a grandchild outlived the runner's process by a minute");
+	test_rmtree(dir);
+	free(script);
+	free(pidfile);
+	free(dir);
+}
+
+Test(runner, lifeline_in_the_environment)
+{
+	/* the children's environment holds the token; nvshim's own does not change */
+	char *dir = test_tmpdir();
+	char *out = concat(dir, "/env", NULL);
+	struct argv a = ARGV_INIT;
+	argv_pushv(&a, (const char *const[]){ "sh", "-c", "echo \"$NVSHIM_LIFELINE\"", NULL });
+	setenv("NVSHIM_LIFELINE", "1.00000000000000aa", 1);
+	struct run_result res;
+	cr_assert_eq(runner_run_env("/bin/sh", &a, NULL, out, NULL, &res), 0);
+	cr_assert_eq(res.status, 0);
+	char *text = test_read(out);
+	char expect[64];
+	snprintf(expect, sizeof(expect), "1.00000000000000aa %d.", (int)getpid());
+	cr_assert(!strncmp(text, expect, strlen(expect)), "got %s", text);
+	cr_assert_str_eq(getenv("NVSHIM_LIFELINE"), "1.00000000000000aa");
+	unsetenv("NVSHIM_LIFELINE");
+	test_rmtree(dir);
+	free(text);
+	free(out);
+	free(dir);
+	argv_release(&a);
 }
