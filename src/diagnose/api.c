@@ -419,6 +419,12 @@ static char *message_name(const char *m, int *by_call)
 		*by_call = 2;
 		return NULL;
 	}
+	/* gcc, C: incompatible type for argument 4 of 'cudaMemAdvise'; implicit declaration of
+	 * function 'cudaThreadSynchronize' (an error from gcc 14 on) */
+	if (!strncmp(m, "incompatible type for argument ", 31) && has(m, " of '"))
+		return quoted_after(m, " of ", NULL);
+	if (!strncmp(m, "implicit declaration of function '", 34))
+		return quoted_after(m, NULL, NULL);
 	/* Names that do not exist (any more). */
 	static const char *const named[] = { "identifier \"", "use of undeclared identifier '",
 					     "unknown type name '", "no template named '",
