@@ -117,6 +117,9 @@ Test(crash, wanted_for_compiles_only)
 	cfg.explain_resources = 0;
 	cr_assert_eq(crash_wanted(&inv, &cfg), 1);
 	cfg.explain_api = 0;
+	cr_assert_eq(crash_wanted(&inv, &cfg), 1); /* compat = auto: the layer reads the failure */
+	free(cfg.compat);
+	cfg.compat = xstrdup("off");
 	cr_assert_eq(crash_wanted(&inv, &cfg), 0);
 	free(cfg.crash_retry);
 	cfg.crash_retry = xstrdup("once");
