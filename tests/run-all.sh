@@ -90,7 +90,7 @@ fi
 
 if [ $full = 1 ]; then
 	if build_or_fail asan build-test-asan -DCMAKE_BUILD_TYPE=Debug -DNVSHIM_SANITIZE=ON; then
-		suites asan build-test-asan
+		suites asan build-test-asan -LE nosan
 	fi
 
 	# Fuzzing: every parser of outside input under libFuzzer with ASan+UBSan,
