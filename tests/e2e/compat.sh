@@ -161,7 +161,7 @@ check "the fingerprint covers the setting and the layer's headers" eval 'test "$
 
 # explain, the log, stats
 out=$("$NVSHIM" explain -c devinfo.cu -o x.o)
-check "explain: the layer and what it would do" contains "$out" "^compat    : compat = auto: if this compile fails only on CUDA APIs"
+check "explain: the layer and what it would do" contains "$out" "^compat    : compat = auto: if this compile fails on CUDA APIs"
 out=$("$NVSHIM" explain g++ -I"$INC" -c ctx_old.cpp -o x.o)
 check "explain g++: the layer" contains "$out" "^compat    : compat = auto"
 NVSHIM_LOG_FILE=$WORK/log.json NVSHIM_CACHE_DIR=$WORK/cache "$NVSHIM" -c devinfo.cu -o x.o 2>/dev/null
