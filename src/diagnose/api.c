@@ -578,6 +578,86 @@ static char *file_line(const char *path, unsigned long n)
 	return buf;
 }
 
+/* How many lines before the reported one a call written over several lines may start, and how
+ * many bytes of them are read. */
+#define CALL_LINES 24
+#define CALL_BYTES 4096
+
+/* Lines n-CALL_LINES..n of a regular file joined by '\n' (xmalloc'ed), the last one (line n)
+ * starting at *last; NULL when the file has no line n. Reads no more than the first 64 MiB. */
+static char *file_lines_before(const char *path, unsigned long n, size_t *last)
+{
+	struct stat sb;
+	if (!n || stat(path, &sb) || !S_ISREG(sb.st_mode))
+		return NULL;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *ring[CALL_LINES + 1] = { NULL };
+	char *buf = NULL;
+	size_t cap = 0;
+	unsigned long k = 0;
+	ssize_t got = -1;
+	long long total = 0;
+	while (k < n && total < (64LL << 20) && (got = getline(&buf, &cap, f)) >= 0) {
+		total += got;
+		buf[strcspn(buf, "\r\n")] = '\0';
+		free(ring[k % (CALL_LINES + 1)]);
+		ring[k % (CALL_LINES + 1)] = xstrdup(buf);
+		k++;
+	}
+	fclose(f);
+	free(buf);
+	char *out = NULL;
+	if (k == n && got >= 0) {
+		/* the last lines, newest first, while they fit */
+		size_t len = strlen(ring[(k - 1) % (CALL_LINES + 1)]), first = k - 1;
+		while (first > 0 && k - first <= CALL_LINES &&
+		       len + strlen(ring[(first - 1) % (CALL_LINES + 1)]) + 1 <= CALL_BYTES) {
+			first--;
+			len += strlen(ring[first % (CALL_LINES + 1)]) + 1;
+		}
+		out = XNEWVEC(char, len + 1);
+		char *o = out;
+		for (size_t i = first; i < k; i++) {
+			if (i == k - 1)
+				*last = (size_t)(o - out);
+			size_t m = strlen(ring[i % (CALL_LINES + 1)]);
+			memcpy(o, ring[i % (CALL_LINES + 1)], m);
+			o += m;
+			if (i + 1 < k)
+				*o++ = '\n';
+		}
+		*o = '\0';
+	}
+	for (size_t i = 0; i <= CALL_LINES; i++)
+		free(ring[i]);
+	return out;
+}
+
+/* The function whose call is still open at the caret of a call written over several lines:
+ * `at` is the text from the caret on as the compiler echoed it (the line may be echoed with its
+ * tabs expanded), `col` (1-based, 0: none) the compiler's column, for the file's line `line`. */
+static char *open_call_before(const char *path, unsigned long line, const char *at, unsigned long col)
+{
+	size_t last = 0;
+	char *text = file_lines_before(path, line, &last);
+	if (!text)
+		return NULL;
+	const char *fl = text + last;
+	size_t len = strlen(fl), pos = len;
+	const char *hit = at && *at ? strstr(fl, at) : NULL;
+	if (hit)
+		pos = (size_t)(hit - fl);
+	else if (at && strlen(at) <= len)
+		pos = len - strlen(at); /* as far from the end as echoed */
+	else if (col && col - 1 <= len)
+		pos = col - 1;
+	char *name = api_callee_at(text, last + pos);
+	free(text);
+	return name;
+}
+
 /* The first function of the table called on a line. */
 static char *first_table_call(const char *line, const struct api_table *t)
 {
@@ -658,6 +738,17 @@ void api_read_errors(const char *text, const struct api_table *t, struct api_err
 			long c = caret ? caret_column(caret, margin) : -1;
 			if (c >= 0 && strlen(src) >= margin)
 				name = api_callee_at(src + margin, (size_t)c);
+			/* a call written over several lines: nvcc and gcc report the argument's line, so
+			 * the call still open at the caret is read from the file's lines before it */
+			if ((!name || (t && !api_find(t, name))) && file && c >= 0 && strlen(src) >= margin + (size_t)c) {
+				char *open = open_call_before(file, line, src + margin + c, col);
+				if (open && (!name || !t || api_find(t, open))) {
+					free(name);
+					name = open;
+				} else {
+					free(open);
+				}
+			}
 			/* nvcc echoes a line with macros in it from the last expansion on
 			 * ("   , 0, &p);" for "f(&n, g, NULL, 0, &p);"): then the file's line. */
 			if (!name) {

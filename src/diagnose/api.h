@@ -25,7 +25,10 @@
  * arguments in function call", "no suitable constructor exists to convert from "int" to
  * "cudaMemLocation"", "argument of type ... is incompatible with parameter of type ...", gcc's
  * "could not convert" and "invalid conversion"), the function called at the caret: the name
- * before the innermost '(' left of the caret column that is not closed before it. Without a
+ * before the innermost '(' left of the caret column that is not closed before it; when that line
+ * has none (a call written over several lines: the compiler reports the argument's line), the
+ * file's lines before it (at most 24 lines, 4 KiB) are read back to the call still open at the
+ * caret. Without a
  * caret line, or when the echoed line holds no call there (nvcc echoes a line with a macro in it
  * from the macro's expansion on), the source line is read from the file (the column from gcc's
  * message; nvcc gives none: then the first function of the table called on that line).

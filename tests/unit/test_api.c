@@ -212,6 +212,19 @@ Test(api, nvcc_runtime_errors)
 	free(n);
 }
 
+/* Calls written over several lines: nvcc reports the line of the argument (and echoes
+ * cudaCpuDeviceId's expansion); the call still open there is read from the file's lines before. */
+Test(api, calls_over_several_lines)
+{
+	char *n = notes_for(DATA "api-nvcc-13.0-multiline.txt", "13.0.88");
+	char *h = heads(n);
+	cr_assert_str_eq(h, "../compat/multiline.cu:20: cudaMemAdvise\n"
+			    "../compat/multiline.cu:23: cudaMemPrefetchAsync\n"
+			    "../compat/multiline.cu:28: cudaMemPrefetchAsync\n");
+	free(h);
+	free(n);
+}
+
 /* nvcc, gcc (plain and UTF-8 quotes) and clang on the driver fixture: the same notes. */
 Test(api, driver_errors_of_every_compiler)
 {

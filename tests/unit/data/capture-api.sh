@@ -12,6 +12,8 @@ cd "$here/../../e2e/fixtures/api" || exit 1
 v=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
 LC_ALL=C "$nvcc" -c old_runtime.cu -o /dev/null 2>"$here/api-nvcc-$v-runtime.txt"
 LC_ALL=C "$nvcc" -c old_driver.cpp -o /dev/null 2>"$here/api-nvcc-$v-driver.txt"
+# calls written over several lines (a fixture of the compatibility layer's)
+LC_ALL=C "$nvcc" -c -arch=sm_90 ../compat/multiline.cu -o /dev/null 2>"$here/api-nvcc-$v-multiline.txt"
 LC_ALL=C g++ -I"$inc" -c old_driver.cpp -o /dev/null 2>"$here/api-gcc-driver.txt"
 LC_ALL=C clang++ -I"$inc" -c old_driver.cpp -o /dev/null 2>"$here/api-clang-driver.txt"
 # gcc as a UTF-8 terminal shows it: its quotes are ‘’.
