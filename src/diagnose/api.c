@@ -844,28 +844,85 @@ char *api_describe(const struct api_entry *e)
 	return text;
 }
 
-/* 1 if the head of a file #includes one of the CUDA API headers. */
-static int includes_cuda(const char *path)
+/* The CUDA headers whose APIs the table covers: the toolkit's, and its libraries' (a prefix
+ * ending in '/' is a directory of them). */
+static int cuda_header(const char *name, size_t n)
 {
+	static const char *const headers[] = { "cuda.h", "cuda_runtime.h", "cuda_runtime_api.h", "cufft.h",
+					       "cufftXt.h", "cublas.h", "cublas_v2.h", "cublas_api.h", "cublasLt.h",
+					       "cublasXt.h", "cusparse.h", "cusparse_v2.h", "cub/", "thrust/",
+					       "cuda/" };
+	for (size_t k = 0; k < sizeof(headers) / sizeof(headers[0]); k++) {
+		size_t h = strlen(headers[k]);
+		if (headers[k][h - 1] == '/' ? n > h && !strncmp(name, headers[k], h)
+					     : n == h && !strncmp(name, headers[k], h))
+			return 1;
+	}
+	return 0;
+}
+
+/* How far the search for the CUDA headers goes: the source's first 64 KiB, and the same of the
+ * project headers it includes with quotes, two levels deep, at most 16 files in all. */
+#define SCAN_BYTES 65536
+#define SCAN_DEPTH 2
+#define SCAN_FILES 16
+
+struct include_scan {
+	const struct argv *dirs; /* -iquote and -I directories, in order */
+	unsigned files;          /* files read so far */
+};
+
+static int is_regular(const char *path)
+{
+	struct stat sb;
+	return !stat(path, &sb) && S_ISREG(sb.st_mode);
+}
+
+/* "name.h" as the compiler finds it from the file `from`: its directory, then the -iquote and
+ * -I directories (xmalloc'ed), or NULL. */
+static char *resolve_quoted(const char *from, const char *name, const struct argv *dirs)
+{
+	if (name[0] == '/')
+		return is_regular(name) ? xstrdup(name) : NULL;
+	const char *slash = strrchr(from, '/');
+	char *p = slash ? xasprintf("%.*s%s", (int)(slash - from + 1), from, name) : xstrdup(name);
+	for (size_t i = 0; !is_regular(p); i++) {
+		free(p);
+		if (i >= dirs->n)
+			return NULL;
+		p = concat(dirs->v[i], "/", name, NULL);
+	}
+	return p;
+}
+
+/* Whether `path` includes a CUDA header, directly or through the quoted includes of project
+ * headers (depth: how many levels more may be followed). */
+static int includes_cuda(const char *path, struct include_scan *s, int depth)
+{
+	if (s->files >= SCAN_FILES)
+		return 0;
 	FILE *fp = fopen(path, "r");
 	if (!fp)
 		return 0;
-	char *buf = XNEWVEC(char, 65537);
-	size_t got = fread(buf, 1, 65536, fp);
+	s->files++;
+	char *buf = XNEWVEC(char, SCAN_BYTES + 1);
+	size_t got = fread(buf, 1, SCAN_BYTES, fp);
 	buf[got] = '\0';
 	fclose(fp);
 	int hit = 0;
-	static const char *const headers[] = { "cuda.h", "cuda_runtime.h", "cuda_runtime_api.h" };
+	struct argv local = ARGV_INIT; /* quoted includes, followed after this file's own lines */
 	for (const char *p = buf; p && *p && !hit;) {
 		const char *q = p + strspn(p, " \t");
 		if (*q == '#') {
 			q += 1 + strspn(q + 1, " \t");
 			if (!strncmp(q, "include", 7)) {
 				q += 7 + strspn(q + 7, " \t");
-				for (size_t k = 0; k < 3 && !hit; k++) {
-					size_t n = strlen(headers[k]);
-					hit = (*q == '<' || *q == '"') && !strncmp(q + 1, headers[k], n) &&
-					      (q[1 + n] == '>' || q[1 + n] == '"');
+				char close = *q == '<' ? '>' : *q == '"' ? '"' : 0;
+				const char *e = close ? q + 1 + strcspn(q + 1, close == '>' ? ">\n" : "\"\n") : NULL;
+				if (e && *e == close) {
+					hit = cuda_header(q + 1, (size_t)(e - q - 1));
+					if (!hit && close == '"' && depth > 0 && e > q + 1)
+						argv_push_owned(&local, xstrndup(q + 1, (size_t)(e - q - 1)));
 				}
 			}
 		}
@@ -873,6 +930,13 @@ static int includes_cuda(const char *path)
 		p = p ? p + 1 : NULL;
 	}
 	free(buf);
+	for (size_t i = 0; i < local.n && !hit && s->files < SCAN_FILES; i++) {
+		char *found = resolve_quoted(path, local.v[i], s->dirs);
+		if (found)
+			hit = includes_cuda(found, s, depth - 1);
+		free(found);
+	}
+	argv_release(&local);
 	return hit;
 }
 
@@ -880,13 +944,23 @@ int api_host_wanted(const struct hostcc *hc)
 {
 	if (hc->mode == HOSTCC_INFO)
 		return 0;
-	for (size_t i = 0; i < hc->n; i++) {
+	/* -iquote directories come before -I ones for quoted includes */
+	struct argv dirs = ARGV_INIT;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < hc->n; i++) {
+			const struct hostcc_arg *a = &hc->v[i];
+			if (a->opt && a->value && *a->value && !strcmp(a->opt->name, pass ? "-I" : "-iquote"))
+				argv_push(&dirs, a->value);
+		}
+	int wanted = 0;
+	for (size_t i = 0; i < hc->n && !wanted; i++) {
 		const struct hostcc_arg *a = &hc->v[i];
-		if (a->input && (a->kind == INPUT_C || a->kind == INPUT_CXX) &&
-		    includes_cuda(hc->args.v[a->pos]))
-			return 1;
+		struct include_scan s = { &dirs, 0 };
+		if (a->input && (a->kind == INPUT_C || a->kind == INPUT_CXX))
+			wanted = includes_cuda(hc->args.v[a->pos], &s, SCAN_DEPTH);
 	}
-	return 0;
+	argv_release(&dirs);
+	return wanted;
 }
 
 void api_context_load(const struct api_context *ctx, struct api_table *t, char **version)

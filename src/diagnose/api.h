@@ -124,8 +124,12 @@ size_t api_notes(const struct api_table *t, const char *text, const char *toolki
 /* `nvshim explain-api NAME`: the entry's text, several lines (xmalloc'ed). */
 char *api_describe(const struct api_entry *e);
 
-/* 1 if a host compiler's line compiles a C or C++ source whose first 64 KiB #include
- * <cuda.h>, <cuda_runtime.h> or <cuda_runtime_api.h> (CC mode then holds its stderr). */
+/* 1 if a host compiler's line compiles a C or C++ source whose first 64 KiB #include a CUDA
+ * header the table covers (<cuda.h>, <cuda_runtime.h>, <cuda_runtime_api.h>, <cufft.h>,
+ * <cublas*.h>, <cusparse.h>, <cub/...>, <thrust/...>, <cuda/...>), directly or through the
+ * "quoted" includes of project headers (found beside the including file, then in the -iquote
+ * and -I directories), two levels deep, reading at most 16 files' first 64 KiB (CC mode then
+ * holds its stderr). */
 int api_host_wanted(const struct hostcc *hc);
 
 struct api_context {
