@@ -428,7 +428,9 @@ static char *message_name(const char *m, int *by_call)
 		if (!strncmp(m, named[k], strlen(named[k])))
 			return quoted_after(m, NULL, NULL);
 	static const char *const suffixed[] = { "' was not declared in this scope", "' does not name a type",
-						"' has not been declared", "' is not a template" };
+						"' has not been declared", "' is not a template",
+						"' undeclared (first use in this function)",
+						"' undeclared here (not in a function)" };
 	for (size_t k = 0; k < sizeof(suffixed) / sizeof(suffixed[0]); k++)
 		if (m[0] == '\'' && has(m, suffixed[k]))
 			return quoted_after(m, NULL, NULL);
@@ -448,6 +450,11 @@ static char *message_name(const char *m, int *by_call)
 			return a;
 		return function_in_signature(a);
 	}
+	/* gcc (C): incompatible type for argument 4 of 'cudaMemAdvise'; passing argument 2 of
+	 * 'cuCtxCreate_v4' makes pointer from integer without a cast */
+	if ((!strncmp(m, "incompatible type for argument ", 31) || !strncmp(m, "passing argument ", 17)) &&
+	    has(m, " of '"))
+		return quoted_after(m, " of ", NULL);
 	/* Messages about a call's arguments that do not name the function. */
 	static const char *const call[] = { "too few arguments", "too many arguments",
 					    "no suitable constructor exists to convert",

@@ -226,6 +226,22 @@ Test(api, calls_over_several_lines)
 	free(n);
 }
 
+/* gcc on C sources: "incompatible type for argument 4 of 'cudaMemAdvise'" (also where
+ * cudaCpuDeviceId's expansion is, in driver_types.h), "'X' undeclared (first use in this
+ * function)". */
+Test(api, gcc_c_messages)
+{
+	char *n = notes_for(DATA "api-gcc-c.txt", "13.0.88");
+	char *h = heads(n);
+	cr_assert_str_eq(h, "../compat/advise_c.c:14: cudaMemAdvise\n"
+			    "/usr/local/cuda/include/driver_types.h:165: cudaMemAdvise\n"
+			    "../compat/advise_c.c:16: cudaMemPrefetchAsync\n"
+			    "../compat/fft_c.c:9: CUFFT_INCOMPLETE_PARAMETER_LIST\n"
+			    "../compat/fft_c.c:10: CUFFT_LICENSE_ERROR\n", "%s", h);
+	free(h);
+	free(n);
+}
+
 /* nvcc, gcc (plain and UTF-8 quotes) and clang on the driver fixture: the same notes. */
 Test(api, driver_errors_of_every_compiler)
 {
