@@ -144,7 +144,8 @@ const struct config_item config_items[] = {
 	     "changed (cudaDeviceProp::clockRate, cuCtxCreate, cudaMemPrefetchAsync, texture "
 	     "references, ...), add one note per error naming the toolkit that changed it and the "
 	     "replacement (rule api.removed, api.changed); CC mode then holds the host compiler's "
-	     "stderr for C/C++ sources that include cuda.h or cuda_runtime.h."),
+	     "stderr for C/C++ sources that include a CUDA header (cuda.h, cuda_runtime.h, cufft.h, "
+	     "cublas, cusparse, cub, thrust), directly or through a project header."),
 	ITEM(api_file, CONF_PATH, CONF_NEUTRAL, NULL,
 	     "The table of removed and changed CUDA APIs. Empty: <prefix>/etc/nvshim/api.ini, else "
 	     "the table built into nvshim."),
