@@ -584,8 +584,14 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 		free(src);
 		free(how);
 	} else if (retried) {
-		plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer restores, "
-			  "and failed again with it: the first compile's errors stand");
+		if (d.others)
+			plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer "
+				  "restores and on %zu error%s that name%s none of the API table's, and failed "
+				  "again with the layer: the first compile's errors stand", d.others,
+				  d.others == 1 ? "" : "s", d.others == 1 ? "s" : "");
+		else
+			plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer "
+				  "restores, and failed again with it: the first compile's errors stand");
 	}
 	if (copy)
 		unlink(copy);
