@@ -586,8 +586,8 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 	} else if (retried) {
 		if (d.others)
 			plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer "
-				  "restores and on %zu error%s that name%s none of the API table's, and failed "
-				  "again with the layer: the first compile's errors stand", d.others,
+				  "restores and on %lu error%s that name%s none of the API table's, and failed "
+				  "again with the layer: the first compile's errors stand", (unsigned long)d.others,
 				  d.others == 1 ? "" : "s", d.others == 1 ? "s" : "");
 		else
 			plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer "
