@@ -229,7 +229,7 @@ Test(api, calls_over_several_lines)
 /* gcc on C sources: "incompatible type for argument 4 of 'cudaMemAdvise'" (also where
  * cudaCpuDeviceId's expansion is, in driver_types.h), "'X' undeclared (first use in this
  * function)". */
-Test(api, gcc_c_messages)
+Test(api, gcc_c_messages_as_captured)
 {
 	char *n = notes_for(DATA "api-gcc-c.txt", "13.0.88");
 	char *h = heads(n);
