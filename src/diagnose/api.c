@@ -419,6 +419,12 @@ static char *message_name(const char *m, int *by_call)
 		*by_call = 2;
 		return NULL;
 	}
+	/* gcc, C: incompatible type for argument 4 of 'cudaMemAdvise'; implicit declaration of
+	 * function 'cudaThreadSynchronize' (an error from gcc 14 on) */
+	if (!strncmp(m, "incompatible type for argument ", 31) && has(m, " of '"))
+		return quoted_after(m, " of ", NULL);
+	if (!strncmp(m, "implicit declaration of function '", 34))
+		return quoted_after(m, NULL, NULL);
 	/* Names that do not exist (any more). */
 	static const char *const named[] = { "identifier \"", "use of undeclared identifier '",
 					     "unknown type name '", "no template named '",
@@ -450,10 +456,8 @@ static char *message_name(const char *m, int *by_call)
 			return a;
 		return function_in_signature(a);
 	}
-	/* gcc (C): incompatible type for argument 4 of 'cudaMemAdvise'; passing argument 2 of
-	 * 'cuCtxCreate_v4' makes pointer from integer without a cast */
-	if ((!strncmp(m, "incompatible type for argument ", 31) || !strncmp(m, "passing argument ", 17)) &&
-	    has(m, " of '"))
+	/* gcc (C): passing argument 2 of 'cuCtxCreate_v4' makes pointer from integer without a cast */
+	if (!strncmp(m, "passing argument ", 17) && has(m, " of '"))
 		return quoted_after(m, " of ", NULL);
 	/* Messages about a call's arguments that do not name the function. */
 	static const char *const call[] = { "too few arguments", "too many arguments",

@@ -26,7 +26,7 @@ export NVSHIM_NVCC=$WORK/bin/nvcc TMPDIR=$WORK/tmp
 runs() { local n; n=$(grep -cE -- '(^| )-(c|dc)( |$)' "$WORK/runs" 2>/dev/null); rm -f "$WORK/runs"; echo "${n:-0}"; }
 restored() { grep -c '\[compat\.restored\]$' "$1"; }
 same_object() { cmp -s <(normalise "$1") <(normalise "$2"); }
-SOURCES="devinfo.cu memadvise.cu ctx_old.cpp ctx_old.c devinfo_c.c"
+SOURCES="devinfo.cu memadvise.cu ctx_old.cpp ctx_old.c devinfo_c.c memadvise_c.c"
 # shellcheck disable=SC2086
 sum0=$(sha256sum $SOURCES)
 
@@ -120,7 +120,7 @@ runs >/dev/null
 check "a write to a removed field: the retry fails, nvcc's status and errors stand" eval 'test "$s1" = "$s2" -a "$(runs)" = 2 && grep -q "\[compat.failed\]$" shim.err && cmp -s plain.err <(grep -v "^nvshim info    : " shim.err)'
 
 # CC mode: the host compiler on .cpp and .c sources that include the CUDA headers.
-for t in "g++ ctx_old.cpp" "gcc ctx_old.c" "gcc devinfo_c.c"; do
+for t in "g++ ctx_old.cpp" "gcc ctx_old.c" "gcc devinfo_c.c" "gcc memadvise_c.c"; do
 	set -- $t
 	$1 -I"$INC" -c "$2" -o plain.o 2>/dev/null; s1=$?
 	"$NVSHIM" "$1" -I"$INC" -c "$2" -o shim.o 2>err; s2=$?

@@ -131,6 +131,19 @@ Test(api, compat_keys)
 	argv_release(&problems);
 }
 
+Test(api, gcc_c_messages)
+{
+	struct api_errors e = { NULL, 0 };
+	api_read_errors("old.c:11:77: error: incompatible type for argument 4 of \u2018cudaMemAdvise\u2019\n"
+			"old.c:17:9: error: implicit declaration of function \u2018cudaThreadSynchronize\u2019; did you "
+			"mean \u2018cudaStreamSynchronize\u2019? [-Wimplicit-function-declaration]\n",
+			&table, &e);
+	cr_assert_eq(e.n, 2);
+	cr_assert_str_eq(e.v[0].name, "cudaMemAdvise");
+	cr_assert_str_eq(e.v[1].name, "cudaThreadSynchronize");
+	api_errors_release(&e);
+}
+
 Test(api, callee_at_the_caret)
 {
 	char *s;
