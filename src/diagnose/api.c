@@ -434,7 +434,9 @@ static char *message_name(const char *m, int *by_call)
 		if (!strncmp(m, named[k], strlen(named[k])))
 			return quoted_after(m, NULL, NULL);
 	static const char *const suffixed[] = { "' was not declared in this scope", "' does not name a type",
-						"' has not been declared", "' is not a template" };
+						"' has not been declared", "' is not a template",
+						"' undeclared (first use in this function)",
+						"' undeclared here (not in a function)" };
 	for (size_t k = 0; k < sizeof(suffixed) / sizeof(suffixed[0]); k++)
 		if (m[0] == '\'' && has(m, suffixed[k]))
 			return quoted_after(m, NULL, NULL);
@@ -454,6 +456,9 @@ static char *message_name(const char *m, int *by_call)
 			return a;
 		return function_in_signature(a);
 	}
+	/* gcc (C): passing argument 2 of 'cuCtxCreate_v4' makes pointer from integer without a cast */
+	if (!strncmp(m, "passing argument ", 17) && has(m, " of '"))
+		return quoted_after(m, " of ", NULL);
 	/* Messages about a call's arguments that do not name the function. */
 	static const char *const call[] = { "too few arguments", "too many arguments",
 					    "no suitable constructor exists to convert",
@@ -584,6 +589,86 @@ static char *file_line(const char *path, unsigned long n)
 	return buf;
 }
 
+/* How many lines before the reported one a call written over several lines may start, and how
+ * many bytes of them are read. */
+#define CALL_LINES 24
+#define CALL_BYTES 4096
+
+/* Lines n-CALL_LINES..n of a regular file joined by '\n' (xmalloc'ed), the last one (line n)
+ * starting at *last; NULL when the file has no line n. Reads no more than the first 64 MiB. */
+static char *file_lines_before(const char *path, unsigned long n, size_t *last)
+{
+	struct stat sb;
+	if (!n || stat(path, &sb) || !S_ISREG(sb.st_mode))
+		return NULL;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *ring[CALL_LINES + 1] = { NULL };
+	char *buf = NULL;
+	size_t cap = 0;
+	unsigned long k = 0;
+	ssize_t got = -1;
+	long long total = 0;
+	while (k < n && total < (64LL << 20) && (got = getline(&buf, &cap, f)) >= 0) {
+		total += got;
+		buf[strcspn(buf, "\r\n")] = '\0';
+		free(ring[k % (CALL_LINES + 1)]);
+		ring[k % (CALL_LINES + 1)] = xstrdup(buf);
+		k++;
+	}
+	fclose(f);
+	free(buf);
+	char *out = NULL;
+	if (k == n && got >= 0) {
+		/* the last lines, newest first, while they fit */
+		size_t len = strlen(ring[(k - 1) % (CALL_LINES + 1)]), first = k - 1;
+		while (first > 0 && k - first <= CALL_LINES &&
+		       len + strlen(ring[(first - 1) % (CALL_LINES + 1)]) + 1 <= CALL_BYTES) {
+			first--;
+			len += strlen(ring[first % (CALL_LINES + 1)]) + 1;
+		}
+		out = XNEWVEC(char, len + 1);
+		char *o = out;
+		for (size_t i = first; i < k; i++) {
+			if (i == k - 1)
+				*last = (size_t)(o - out);
+			size_t m = strlen(ring[i % (CALL_LINES + 1)]);
+			memcpy(o, ring[i % (CALL_LINES + 1)], m);
+			o += m;
+			if (i + 1 < k)
+				*o++ = '\n';
+		}
+		*o = '\0';
+	}
+	for (size_t i = 0; i <= CALL_LINES; i++)
+		free(ring[i]);
+	return out;
+}
+
+/* The function whose call is still open at the caret of a call written over several lines:
+ * `at` is the text from the caret on as the compiler echoed it (the line may be echoed with its
+ * tabs expanded), `col` (1-based, 0: none) the compiler's column, for the file's line `line`. */
+static char *open_call_before(const char *path, unsigned long line, const char *at, unsigned long col)
+{
+	size_t last = 0;
+	char *text = file_lines_before(path, line, &last);
+	if (!text)
+		return NULL;
+	const char *fl = text + last;
+	size_t len = strlen(fl), pos = len;
+	const char *hit = at && *at ? strstr(fl, at) : NULL;
+	if (hit)
+		pos = (size_t)(hit - fl);
+	else if (at && strlen(at) <= len)
+		pos = len - strlen(at); /* as far from the end as echoed */
+	else if (col && col - 1 <= len)
+		pos = col - 1;
+	char *name = api_callee_at(text, last + pos);
+	free(text);
+	return name;
+}
+
 /* The first function of the table called on a line. */
 static char *first_table_call(const char *line, const struct api_table *t)
 {
@@ -664,6 +749,17 @@ void api_read_errors(const char *text, const struct api_table *t, struct api_err
 			long c = caret ? caret_column(caret, margin) : -1;
 			if (c >= 0 && strlen(src) >= margin)
 				name = api_callee_at(src + margin, (size_t)c);
+			/* a call written over several lines: nvcc and gcc report the argument's line, so
+			 * the call still open at the caret is read from the file's lines before it */
+			if ((!name || (t && !api_find(t, name))) && file && c >= 0 && strlen(src) >= margin + (size_t)c) {
+				char *open = open_call_before(file, line, src + margin + c, col);
+				if (open && (!name || !t || api_find(t, open))) {
+					free(name);
+					name = open;
+				} else {
+					free(open);
+				}
+			}
 			/* nvcc echoes a line with macros in it from the last expansion on
 			 * ("   , 0, &p);" for "f(&n, g, NULL, 0, &p);"): then the file's line. */
 			if (!name) {
@@ -759,28 +855,85 @@ char *api_describe(const struct api_entry *e)
 	return text;
 }
 
-/* 1 if the head of a file #includes one of the CUDA API headers. */
-static int includes_cuda(const char *path)
+/* The CUDA headers whose APIs the table covers: the toolkit's, and its libraries' (a prefix
+ * ending in '/' is a directory of them). */
+static int cuda_header(const char *name, size_t n)
 {
+	static const char *const headers[] = { "cuda.h", "cuda_runtime.h", "cuda_runtime_api.h", "cufft.h",
+					       "cufftXt.h", "cublas.h", "cublas_v2.h", "cublas_api.h", "cublasLt.h",
+					       "cublasXt.h", "cusparse.h", "cusparse_v2.h", "cub/", "thrust/",
+					       "cuda/" };
+	for (size_t k = 0; k < sizeof(headers) / sizeof(headers[0]); k++) {
+		size_t h = strlen(headers[k]);
+		if (headers[k][h - 1] == '/' ? n > h && !strncmp(name, headers[k], h)
+					     : n == h && !strncmp(name, headers[k], h))
+			return 1;
+	}
+	return 0;
+}
+
+/* How far the search for the CUDA headers goes: the source's first 64 KiB, and the same of the
+ * project headers it includes with quotes, two levels deep, at most 16 files in all. */
+#define SCAN_BYTES 65536
+#define SCAN_DEPTH 2
+#define SCAN_FILES 16
+
+struct include_scan {
+	const struct argv *dirs; /* -iquote and -I directories, in order */
+	unsigned files;          /* files read so far */
+};
+
+static int is_regular(const char *path)
+{
+	struct stat sb;
+	return !stat(path, &sb) && S_ISREG(sb.st_mode);
+}
+
+/* "name.h" as the compiler finds it from the file `from`: its directory, then the -iquote and
+ * -I directories (xmalloc'ed), or NULL. */
+static char *resolve_quoted(const char *from, const char *name, const struct argv *dirs)
+{
+	if (name[0] == '/')
+		return is_regular(name) ? xstrdup(name) : NULL;
+	const char *slash = strrchr(from, '/');
+	char *p = slash ? xasprintf("%.*s%s", (int)(slash - from + 1), from, name) : xstrdup(name);
+	for (size_t i = 0; !is_regular(p); i++) {
+		free(p);
+		if (i >= dirs->n)
+			return NULL;
+		p = concat(dirs->v[i], "/", name, NULL);
+	}
+	return p;
+}
+
+/* Whether `path` includes a CUDA header, directly or through the quoted includes of project
+ * headers (depth: how many levels more may be followed). */
+static int includes_cuda(const char *path, struct include_scan *s, int depth)
+{
+	if (s->files >= SCAN_FILES)
+		return 0;
 	FILE *fp = fopen(path, "r");
 	if (!fp)
 		return 0;
-	char *buf = XNEWVEC(char, 65537);
-	size_t got = fread(buf, 1, 65536, fp);
+	s->files++;
+	char *buf = XNEWVEC(char, SCAN_BYTES + 1);
+	size_t got = fread(buf, 1, SCAN_BYTES, fp);
 	buf[got] = '\0';
 	fclose(fp);
 	int hit = 0;
-	static const char *const headers[] = { "cuda.h", "cuda_runtime.h", "cuda_runtime_api.h" };
+	struct argv local = ARGV_INIT; /* quoted includes, followed after this file's own lines */
 	for (const char *p = buf; p && *p && !hit;) {
 		const char *q = p + strspn(p, " \t");
 		if (*q == '#') {
 			q += 1 + strspn(q + 1, " \t");
 			if (!strncmp(q, "include", 7)) {
 				q += 7 + strspn(q + 7, " \t");
-				for (size_t k = 0; k < 3 && !hit; k++) {
-					size_t n = strlen(headers[k]);
-					hit = (*q == '<' || *q == '"') && !strncmp(q + 1, headers[k], n) &&
-					      (q[1 + n] == '>' || q[1 + n] == '"');
+				char close = *q == '<' ? '>' : *q == '"' ? '"' : 0;
+				const char *e = close ? q + 1 + strcspn(q + 1, close == '>' ? ">\n" : "\"\n") : NULL;
+				if (e && *e == close) {
+					hit = cuda_header(q + 1, (size_t)(e - q - 1));
+					if (!hit && close == '"' && depth > 0 && e > q + 1)
+						argv_push_owned(&local, xstrndup(q + 1, (size_t)(e - q - 1)));
 				}
 			}
 		}
@@ -788,6 +941,13 @@ static int includes_cuda(const char *path)
 		p = p ? p + 1 : NULL;
 	}
 	free(buf);
+	for (size_t i = 0; i < local.n && !hit && s->files < SCAN_FILES; i++) {
+		char *found = resolve_quoted(path, local.v[i], s->dirs);
+		if (found)
+			hit = includes_cuda(found, s, depth - 1);
+		free(found);
+	}
+	argv_release(&local);
 	return hit;
 }
 
@@ -795,13 +955,23 @@ int api_host_wanted(const struct hostcc *hc)
 {
 	if (hc->mode == HOSTCC_INFO)
 		return 0;
-	for (size_t i = 0; i < hc->n; i++) {
+	/* -iquote directories come before -I ones for quoted includes */
+	struct argv dirs = ARGV_INIT;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < hc->n; i++) {
+			const struct hostcc_arg *a = &hc->v[i];
+			if (a->opt && a->value && *a->value && !strcmp(a->opt->name, pass ? "-I" : "-iquote"))
+				argv_push(&dirs, a->value);
+		}
+	int wanted = 0;
+	for (size_t i = 0; i < hc->n && !wanted; i++) {
 		const struct hostcc_arg *a = &hc->v[i];
-		if (a->input && (a->kind == INPUT_C || a->kind == INPUT_CXX) &&
-		    includes_cuda(hc->args.v[a->pos]))
-			return 1;
+		struct include_scan s = { &dirs, 0 };
+		if (a->input && (a->kind == INPUT_C || a->kind == INPUT_CXX))
+			wanted = includes_cuda(hc->args.v[a->pos], &s, SCAN_DEPTH);
 	}
-	return 0;
+	argv_release(&dirs);
+	return wanted;
 }
 
 void api_context_load(const struct api_context *ctx, struct api_table *t, char **version)

@@ -25,7 +25,10 @@
  * arguments in function call", "no suitable constructor exists to convert from "int" to
  * "cudaMemLocation"", "argument of type ... is incompatible with parameter of type ...", gcc's
  * "could not convert" and "invalid conversion"), the function called at the caret: the name
- * before the innermost '(' left of the caret column that is not closed before it. Without a
+ * before the innermost '(' left of the caret column that is not closed before it; when that line
+ * has none (a call written over several lines: the compiler reports the argument's line), the
+ * file's lines before it (at most 24 lines, 4 KiB) are read back to the call still open at the
+ * caret. Without a
  * caret line, or when the echoed line holds no call there (nvcc echoes a line with a macro in it
  * from the macro's expansion on), the source line is read from the file (the column from gcc's
  * message; nvcc gives none: then the first function of the table called on that line).
@@ -121,8 +124,12 @@ size_t api_notes(const struct api_table *t, const char *text, const char *toolki
 /* `nvshim explain-api NAME`: the entry's text, several lines (xmalloc'ed). */
 char *api_describe(const struct api_entry *e);
 
-/* 1 if a host compiler's line compiles a C or C++ source whose first 64 KiB #include
- * <cuda.h>, <cuda_runtime.h> or <cuda_runtime_api.h> (CC mode then holds its stderr). */
+/* 1 if a host compiler's line compiles a C or C++ source whose first 64 KiB #include a CUDA
+ * header the table covers (<cuda.h>, <cuda_runtime.h>, <cuda_runtime_api.h>, <cufft.h>,
+ * <cublas*.h>, <cusparse.h>, <cub/...>, <thrust/...>, <cuda/...>), directly or through the
+ * "quoted" includes of project headers (found beside the including file, then in the -iquote
+ * and -I directories), two levels deep, reading at most 16 files' first 64 KiB (CC mode then
+ * holds its stderr). */
 int api_host_wanted(const struct hostcc *hc);
 
 struct api_context {

@@ -97,10 +97,12 @@ void compat_decide(const struct api_table *t, const char *held, const char *tool
 			push_once(&d->why_not, w);
 			free(w);
 			d->others++;
+			d->blocked++;
 			continue;
 		}
 		if (!e->compat) {
 			d->others++;
+			d->blocked++;
 			continue;
 		}
 		push_once(&d->headers, e->compat);
@@ -114,7 +116,10 @@ void compat_decide(const struct api_table *t, const char *held, const char *tool
 			d->sites[d->nsites++] = (struct compat_site){ xstrdup(er->file), er->line, xstrdup(field + 2) };
 		}
 	}
-	d->retry = d->errors && !d->others && d->headers.n;
+	/* Errors that name nothing in the table (a removed base class's consequences further down,
+	 * errors inside a library's headers) do not block: if they were real, the retry fails and
+	 * the first compile's result stands. An entry the layer does not restore does. */
+	d->retry = d->errors && !d->blocked && d->headers.n;
 	api_errors_release(&errs);
 }
 
@@ -579,8 +584,14 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 		free(src);
 		free(how);
 	} else if (retried) {
-		plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer restores, "
-			  "and failed again with it: the first compile's errors stand");
+		if (d.others)
+			plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer "
+				  "restores and on %lu error%s that name%s none of the API table's, and failed "
+				  "again with the layer: the first compile's errors stand", (unsigned long)d.others,
+				  d.others == 1 ? "" : "s", d.others == 1 ? "s" : "");
+		else
+			plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer "
+				  "restores, and failed again with it: the first compile's errors stand");
 	}
 	if (copy)
 		unlink(copy);
@@ -675,8 +686,8 @@ char *compat_explain(const struct config *cfg, const char *exe_dir)
 	if (!cfg->compat || strcmp(cfg->compat, "auto"))
 		return xstrdup("compat = off: a compile that fails on a removed CUDA API fails as nvcc's does");
 	char *inc = compat_include_dir(exe_dir);
-	char *s = xasprintf("compat = auto: if this compile fails only on CUDA APIs that the API table "
-			    "marks `compat`, it runs once more with %s%s force-included (removed struct "
+	char *s = xasprintf("compat = auto: if this compile fails on CUDA APIs that the API table "
+			    "marks `compat` and on none it does not, it runs once more with %s%s force-included (removed struct "
 			    "fields read through a private copy of the source), and goes on if that "
 			    "passes (rule compat.restored)",
 			    inc ? inc : "(headers not found)", inc ? "/nvshim/compat/FILE.h" : "");

@@ -1,14 +1,16 @@
-/* compat: the compatibility layer. A compile that failed only on CUDA APIs the toolkit removed
- * or changed, each of which the API table (api.h) says the layer restores (`compat = FILE.h`,
- * `compat = rewrite FILE.h`), is compiled once more with the layer: the headers
+/* compat: the compatibility layer. A compile that failed on CUDA APIs the toolkit removed or
+ * changed which the API table (api.h) says the layer restores (`compat = FILE.h`,
+ * `compat = rewrite FILE.h`), and on no entry the layer does not restore (errors that name
+ * nothing in the table do not count: they may follow from the removal), is compiled once more
+ * with the layer: the headers
  * include/nvshim/compat/FILE.h force-included (-include), and for removed struct fields a
  * private copy of the source where each EXPR.FIELD / EXPR->FIELD at the lines the compiler
  * reported reads nvshim_compat_FIELD(&(EXPR)) / nvshim_compat_FIELD(EXPR) (its first line
  * `#line 1 "SOURCE"`: errors, __FILE__ and the dependency file name the user's file). If that
  * compile passes, the build goes on with its output and one note (rule compat.restored, said
  * once per build) names what was restored and the lasting fix (`nvshim migrate`); if it fails,
- * or an error is not one the layer restores, the first compile's stderr and status stand, and a
- * note (compat.none) says why when an entry has `nocompat`. Code that compiles never gets here.
+ * or an error names an entry the layer does not restore, the first compile's stderr and status
+ * stand, and a note (compat.none) says why when an entry has `nocompat`. Code that compiles never gets here.
  *
  * The setting `compat` (auto, off) switches it. The headers are found at
  * <exe_dir>/../include/nvshim/compat (the installed layout and the build tree), else in the
@@ -32,7 +34,7 @@ struct compat_site {
 };
 
 struct compat_decision {
-	int retry;            /* every error is one the layer restores: compile again with it */
+	int retry;            /* an error the layer restores, none it cannot: compile again with it */
 	struct argv headers;  /* "runtime.h", each once */
 	struct argv entries;  /* the entries restored, each once */
 	struct argv why_not;  /* "NAME: TEXT" for each entry with nocompat that an error hit */
@@ -40,6 +42,7 @@ struct compat_decision {
 	size_t nsites;
 	size_t errors;        /* errors read */
 	size_t others;        /* errors the layer does not restore (not in the table, or no compat) */
+	size_t blocked;       /* of those, errors on an entry without compat (nocompat or none) */
 	struct argv files;    /* the files the errors name, each once */
 };
 

@@ -791,10 +791,23 @@ static void do_args(struct mig *m, size_t i, const struct recipe *r, const char 
 {
 	const struct scan *sc = &m->sc;
 	const struct tok *t = &sc->v[i];
-	if (i + 1 >= sc->n || sc->v[i + 1].c != '(')
+	/* The argument list: after the name, or, where the name is a macro's argument and the list
+	 * the next one (MACRO(NAME, (ARGS)), as CUDAPP_CALL_GUARDED(cuCtxCreate, (&ctx, f, d))), that
+	 * list: the macro pastes them into the call. */
+	size_t paren = i + 1;
+	int as_argument = i > 0 && (sc->v[i - 1].c == '(' || sc->v[i - 1].c == ',');
+	if (as_argument && i + 2 < sc->n && sc->v[i + 1].c == ',' && sc->v[i + 2].c == '(')
+		paren = i + 2;
+	if (paren >= sc->n || sc->v[paren].c != '(') {
+		/* passed on without its arguments (a macro that calls it with others, a function
+		 * pointer): nothing to rewrite here, but the use stays as it was */
+		if (as_argument && i + 1 < sc->n && (sc->v[i + 1].c == ',' || sc->v[i + 1].c == ')'))
+			skipped(m, t, name, "not migrated: passed as an argument, not called here (a macro that "
+				"calls it, or a function pointer): rewrite the call by hand");
 		return;
+	}
 	size_t args[16][2], close;
-	int n = call_args(sc, i + 1, &close, args, 16);
+	int n = call_args(sc, paren, &close, args, 16);
 	if (n < 0) {
 		skipped(m, t, name, "not migrated: the call does not close");
 		return;

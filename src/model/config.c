@@ -144,14 +144,15 @@ const struct config_item config_items[] = {
 	     "changed (cudaDeviceProp::clockRate, cuCtxCreate, cudaMemPrefetchAsync, texture "
 	     "references, ...), add one note per error naming the toolkit that changed it and the "
 	     "replacement (rule api.removed, api.changed); CC mode then holds the host compiler's "
-	     "stderr for C/C++ sources that include cuda.h or cuda_runtime.h."),
+	     "stderr for C/C++ sources that include a CUDA header (cuda.h, cuda_runtime.h, cufft.h, "
+	     "cublas, cusparse, cub, thrust), directly or through a project header."),
 	ITEM(api_file, CONF_PATH, CONF_NEUTRAL, NULL,
 	     "The table of removed and changed CUDA APIs. Empty: <prefix>/etc/nvshim/api.ini, else "
 	     "the table built into nvshim."),
 	CHOICE(compat, "auto|off",
-	       "The compatibility layer (docs/compat.md): a compile that fails only on CUDA APIs the "
-	       "toolkit removed or changed and that the API table marks `compat` is compiled once "
-	       "more with nvshim's headers force-included (removed struct fields read through a "
+	       "The compatibility layer (docs/compat.md): a compile that fails on CUDA APIs the "
+	       "toolkit removed or changed that the API table marks `compat` (and on no entry "
+	       "without it) is compiled once more with nvshim's headers force-included (removed struct fields read through a "
 	       "private copy of the source); if that passes, the build goes on, with a note (rule "
 	       "compat.restored) naming the lasting fix. off: such a compile fails as nvcc's does."),
 	ITEM(nvrtc_no_arch, CONF_BOOL, 0, NULL,

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "diagnose/api.h"
@@ -225,6 +226,35 @@ Test(api, nvcc_runtime_errors)
 	free(n);
 }
 
+/* Calls written over several lines: nvcc reports the line of the argument (and echoes
+ * cudaCpuDeviceId's expansion); the call still open there is read from the file's lines before. */
+Test(api, calls_over_several_lines)
+{
+	char *n = notes_for(DATA "api-nvcc-13.0-multiline.txt", "13.0.88");
+	char *h = heads(n);
+	cr_assert_str_eq(h, "../compat/multiline.cu:20: cudaMemAdvise\n"
+			    "../compat/multiline.cu:23: cudaMemPrefetchAsync\n"
+			    "../compat/multiline.cu:28: cudaMemPrefetchAsync\n");
+	free(h);
+	free(n);
+}
+
+/* gcc on C sources: "incompatible type for argument 4 of 'cudaMemAdvise'" (also where
+ * cudaCpuDeviceId's expansion is, in driver_types.h), "'X' undeclared (first use in this
+ * function)". */
+Test(api, gcc_c_messages_as_captured)
+{
+	char *n = notes_for(DATA "api-gcc-c.txt", "13.0.88");
+	char *h = heads(n);
+	cr_assert_str_eq(h, "../compat/advise_c.c:14: cudaMemAdvise\n"
+			    "/usr/local/cuda/include/driver_types.h:165: cudaMemAdvise\n"
+			    "../compat/advise_c.c:16: cudaMemPrefetchAsync\n"
+			    "../compat/fft_c.c:9: CUFFT_INCOMPLETE_PARAMETER_LIST\n"
+			    "../compat/fft_c.c:10: CUFFT_LICENSE_ERROR\n", "%s", h);
+	free(h);
+	free(n);
+}
+
 /* nvcc, gcc (plain and UTF-8 quotes) and clang on the driver fixture: the same notes. */
 Test(api, driver_errors_of_every_compiler)
 {
@@ -424,4 +454,65 @@ Test(api, host_sources_that_include_the_cuda_headers)
 	hostcc_parse(&hc, info, 1);
 	cr_assert_not(api_host_wanted(&hc));
 	hostcc_release(&hc);
+}
+
+static int wanted(char **args, size_t n)
+{
+	struct hostcc hc;
+	hostcc_parse(&hc, args, n);
+	int w = api_host_wanted(&hc);
+	hostcc_release(&hc);
+	return w;
+}
+
+/* cuda.h through a project header (pycuda: cuda.cpp includes "cuda.hpp"), the library headers
+ * alone (bart: fft-cuda.c includes <cufft.h>), two levels deep and no deeper. */
+Test(api, host_sources_that_include_the_cuda_headers_indirectly)
+{
+	char *d = test_tmpdir();
+	char *sub = concat(d, "/src", NULL), *inc = concat(d, "/inc", NULL), *q = concat(d, "/q", NULL);
+	cr_assert_eq(mkdir(sub, 0700) | mkdir(inc, 0700) | mkdir(q, 0700), 0);
+	free(test_write(inc, "wrap.hpp", "#pragma once\n#include <vector>\n#include <cuda.h>\n"));
+	free(test_write(sub, "local.hpp", "#include \"wrap.hpp\"\n"));
+	free(test_write(sub, "deep.hpp", "#include \"local.hpp\"\n"));
+	free(test_write(q, "lib.h", "#include <cufft.h>\n"));
+	char *one = test_write(sub, "one.cpp", "#include <cstdio>\n#include \"wrap.hpp\"\nint main() {}\n");
+	char *two = test_write(sub, "two.cpp", "#include \"local.hpp\"\n");
+	char *three = test_write(sub, "three.cpp", "#include \"deep.hpp\"\n");
+	char *fft = test_write(sub, "fft.c", "#include <stdio.h>\n#include <cufft.h>\n");
+	char *thr = test_write(sub, "thr.cpp", "#  include <thrust/device_vector.h>\n");
+	char *viaq = test_write(sub, "viaq.c", "#include \"lib.h\"\n");
+	char *none = test_write(sub, "none.cpp", "#include \"nothere.h\"\n#include <cufftw.h>\n#include <thrust.h>\n");
+	char *I = concat("-I", inc, NULL);
+	char *a1[] = { "-c", one, I }, *a1n[] = { "-c", one };
+	cr_assert(wanted(a1, 3), "cuda.h through an -I directory's header");
+	cr_assert_not(wanted(a1n, 2), "the header is not found without -I");
+	char *a1s[] = { "-I", inc, "-c", one };
+	cr_assert(wanted(a1s, 4), "-I DIR as two arguments");
+	char *a2[] = { "-c", two, I };
+	cr_assert(wanted(a2, 3), "two levels: a header beside the source, then one in -I");
+	char *a3[] = { "-c", three, I };
+	cr_assert_not(wanted(a3, 3), "three levels are not followed");
+	char *a4[] = { "-c", fft };
+	cr_assert(wanted(a4, 2), "cufft.h alone");
+	char *a5[] = { "-c", thr };
+	cr_assert(wanted(a5, 2), "a thrust/ header");
+	char *a6[] = { "-iquote", q, "-c", viaq }, *a6n[] = { "-c", viaq };
+	cr_assert(wanted(a6, 4), "an -iquote directory");
+	cr_assert_not(wanted(a6n, 2));
+	char *a7[] = { "-c", none, I };
+	cr_assert_not(wanted(a7, 3), "no CUDA header: a missing one, cufftw.h, thrust.h");
+	free(I);
+	free(one);
+	free(two);
+	free(three);
+	free(fft);
+	free(thr);
+	free(viaq);
+	free(none);
+	free(sub);
+	free(inc);
+	free(q);
+	test_rmtree(d);
+	free(d);
 }

@@ -78,13 +78,26 @@ Test(compat, decides_on_every_error)
 	compat_decide(&table, devinfo_err, "12.9", &d);
 	cr_assert_not(d.retry);
 	compat_decision_release(&d);
-	/* one error the table does not know: no retry */
+	/* one error the table does not know does not block: the retry fails if it was real */
 	char *two = concat(devinfo_err, "devinfo.cu(30): error: identifier \"nope\" is undefined\n", NULL);
 	compat_decide(&table, two, "13.0.88", &d);
-	cr_assert_not(d.retry);
+	cr_assert(d.retry);
 	cr_assert_eq(d.others, 1);
+	cr_assert_eq(d.blocked, 0);
 	compat_decision_release(&d);
 	free(two);
+	/* nothing the layer restores: no retry */
+	compat_decide(&table, "devinfo.cu(30): error: identifier \"nope\" is undefined\n", "13.0.88", &d);
+	cr_assert_not(d.retry);
+	compat_decision_release(&d);
+	/* one it restores and one it cannot: no retry */
+	char *mixed = concat(devinfo_err, "c.cu(3): error: class \"cudaDeviceProp\" has no member "
+			     "\"cooperativeMultiDeviceLaunch\"\n", NULL);
+	compat_decide(&table, mixed, "13.0.88", &d);
+	cr_assert_not(d.retry);
+	cr_assert_eq(d.blocked, 1);
+	compat_decision_release(&d);
+	free(mixed);
 	/* an entry with nocompat: no retry, and why */
 	compat_decide(&table, "c.cu(3): error: class \"cudaDeviceProp\" has no member \"cooperativeMultiDeviceLaunch\"\n",
 		      "13.0", &d);
@@ -95,6 +108,40 @@ Test(compat, decides_on_every_error)
 	/* no errors at all */
 	compat_decide(&table, "warning only\n", "13.0", &d);
 	cr_assert_not(d.retry);
+	compat_decision_release(&d);
+}
+
+/* nvcc 13.0 on a functor derived from thrust::unary_function (as in dedisp's kernels.cuh): the
+ * removed base, then errors at the functor's uses and inside Thrust that name nothing. */
+static const char *const unary_err =
+	"src/kernels.cuh(481): error: namespace \"thrust\" has no member class \"unary_function\"\n"
+	"  struct scrunch_x2_functor : public thrust::unary_function<unsigned int,T> {\n"
+	"                                             ^\n\n"
+	"src/kernels.cuh(481): error: class or struct definition is missing\n"
+	"  struct scrunch_x2_functor : public thrust::unary_function<unsigned int,T> {\n"
+	"                                                           ^\n\n"
+	"src/kernels.cuh(529): error: no suitable constructor exists to convert from \"const dedisp_word *\" to "
+	"\"scrunch_x2_functor<dedisp_word>\"\n"
+	"                        scrunch_x2_functor<dedisp_word>(d_in, in_nsamps_padded)),\n"
+	"                        ^\n\n"
+	"src/kernels.cuh(529): error: expected a \")\"\n"
+	"                        scrunch_x2_functor<dedisp_word>(d_in, in_nsamps_padded)),\n"
+	"                                                                              ^\n\n"
+	"/usr/local/cuda/include/cccl/thrust/iterator/transform_iterator.h(66): error: class \"Fn\" has no member "
+	"\"result_type\"\n\n"
+	"5 errors detected in the compilation of \"src/dedisp.cu\".\n";
+
+Test(compat, retries_past_the_follow_on_errors_of_a_removed_base)
+{
+	struct compat_decision d;
+	compat_decision_init(&d);
+	compat_decide(&table, unary_err, "13.0.88", &d);
+	cr_assert_eq(d.errors, 5);
+	cr_assert(d.retry);
+	cr_assert_eq(d.blocked, 0);
+	cr_assert(d.others >= 2, "%zu", d.others);
+	cr_assert_eq(d.entries.n, 1);
+	cr_assert_str_eq(d.entries.v[0], "thrust::unary_function");
 	compat_decision_release(&d);
 }
 

@@ -143,6 +143,28 @@ Test(migrate, cub_iterators_to_thrust)
 	migrate_result_release(&r);
 }
 
+/* pycuda's cuda.hpp: CUDAPP_CALL_GUARDED_THREADED(cuCtxCreate, (&ctx, flags, m_device)), the
+ * name and the argument list apart, pasted together by the macro. */
+Test(migrate, name_and_arguments_passed_to_a_macro_apart)
+{
+	struct migrate_result r;
+	cr_assert_str_eq(mig("void f() {\n  CALL_GUARDED(cuCtxCreate, (&ctx, flags, dev));\n}\n", &r),
+			 "void f() {\n#if CUDA_VERSION >= 13000 /* nvshim migrate */\n"
+			 "  CALL_GUARDED(cuCtxCreate, (&ctx, NULL, flags, dev));\n#else\n"
+			 "  CALL_GUARDED(cuCtxCreate, (&ctx, flags, dev));\n#endif\n}\n");
+	cr_assert_eq(r.skipped.n, 0);
+	migrate_result_release(&r);
+	/* the name alone as an argument: said, left */
+	const char *src = "void f() {\n  CALL(cuCtxCreate, args);\n  g(&cudaGraphAddNode);\n  h(cuCtxCreate);\n}\n";
+	cr_assert_str_eq(mig(src, &r), src);
+	cr_assert_eq(r.skipped.n, 2);
+	cr_assert_str_eq(r.skipped.v[0], "2: cuCtxCreate: not migrated: passed as an argument, not called here (a macro "
+					 "that calls it, or a function pointer): rewrite the call by hand");
+	cr_assert(!strncmp(r.skipped.v[1], "4: cuCtxCreate: not migrated: passed as an argument", 51), "%s",
+		  r.skipped.v[1]);
+	migrate_result_release(&r);
+}
+
 Test(migrate, guard_refused_in_a_macro)
 {
 	struct migrate_result r;

@@ -12,6 +12,10 @@ cd "$here/../../e2e/fixtures/api" || exit 1
 v=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
 LC_ALL=C "$nvcc" -c old_runtime.cu -o /dev/null 2>"$here/api-nvcc-$v-runtime.txt"
 LC_ALL=C "$nvcc" -c old_driver.cpp -o /dev/null 2>"$here/api-nvcc-$v-driver.txt"
+# C (gcc): managed memory calls with an int device, cuFFT's removed result codes
+{ LC_ALL=C gcc -I"$inc" -c ../compat/advise_c.c -o /dev/null; LC_ALL=C gcc -I"$inc" -c ../compat/fft_c.c -o /dev/null; } 2>"$here/api-gcc-c.txt"
+# calls written over several lines (a fixture of the compatibility layer's)
+LC_ALL=C "$nvcc" -c -arch=sm_90 ../compat/multiline.cu -o /dev/null 2>"$here/api-nvcc-$v-multiline.txt"
 LC_ALL=C g++ -I"$inc" -c old_driver.cpp -o /dev/null 2>"$here/api-gcc-driver.txt"
 LC_ALL=C clang++ -I"$inc" -c old_driver.cpp -o /dev/null 2>"$here/api-clang-driver.txt"
 # gcc as a UTF-8 terminal shows it: its quotes are ‘’.
