@@ -68,13 +68,13 @@ for tool in helgrind; do
 	mkdir -p "$D/tmp"
 	cp "$SIGFIX"/*.cu "$D/"
 	opts=(--error-exitcode=99 --num-callers=40 --log-file="$D/vg")
-	out=$(cd "$D" && TMPDIR="$D/tmp" NVSHIM_NVCC="$NVCC" python3 "$SIGFIX/sigrun.py" TERM "nvvm/bin/cicc .*$D/tmp/" "$D" "$D/err" -- \
+	out=$(cd "$D" && TMPDIR="$D/tmp" NVSHIM_NVCC="$NVCC" python3 "$SIGFIX/sigrun.py" TERM "nvvm/bin/cicc .*$D/tmp/" 60 "$D/err" -- \
 		valgrind --tool=$tool "${opts[@]}" "$NVSHIM" -c slow.cu "${GEN[@]}" -o "$D/k.o")
 	errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$D/vg" | tail -n 1)
 	echo "# nvshim, SIGTERM mid-compile ($tool): $(tr '\n' ' ' <<<"$out")${errors:-?} errors"
 	check "nvshim, SIGTERM mid-compile, under $tool: nvcc's 255, no error" \
 		test "$(sed -n 's/^status //p' <<<"$out")" = 255 -a "${errors:-1}" = 0 || sed 's/^/#   /' "$D/vg" | head -60
-	check "nvshim, SIGTERM mid-compile, under $tool: no object, no compiler left" \
-		test ! -e "$D/k.o" -a "$(sed -n 's/^left //p' <<<"$out")" = 0
+	check "nvshim, SIGTERM mid-compile, under $tool: no object, nvcc ended with nvshim, no process of the run left" \
+		test ! -e "$D/k.o" -a "$(sed -n 's/^nvcc //p' <<<"$out")" = 0 -a "$(sed -n 's/^left_later //p' <<<"$out")" = 0
 done
 finish
