@@ -32,5 +32,11 @@ for f in */*.c */*.h; do
 		fi
 	done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_]*\.h\)".*/\1/p' "$f")
 done
+# libiberty's xasprintf/xvasprintf size their buffer with a parser of their own that knows no
+# z, j or t length modifier (a %zu before a %s reads past the arguments): print sizes with %lu.
+if grep -n -E '\b(xasprintf|xvasprintf)\(.*%[-+ #0-9.]*[zjt]' */*.c; then
+	echo "layers: a size_t format (%z, %j, %t) given to libiberty's xasprintf above"
+	bad=1
+fi
 [ $bad = 0 ] && echo "layers: $n includes in $(ls -d */ | wc -l) folders, each from its own folder or a layer below"
 exit $bad

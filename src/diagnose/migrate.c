@@ -1560,7 +1560,8 @@ char *migrate_diff(const char *path, const char *old, size_t old_len, const char
 		size_t bs = blk[k].b0 - (blk[k].a0 - as);
 		size_t ae = blk[k1 - 1].a1 + ctx < a.count ? blk[k1 - 1].a1 + ctx : a.count;
 		size_t be = blk[k1 - 1].b1 + (ae - blk[k1 - 1].a1);
-		char *h = xasprintf("@@ -%zu,%zu +%zu,%zu @@\n", ae - as ? as + 1 : as, ae - as, be - bs ? bs + 1 : bs, be - bs);
+		char *h = xasprintf("@@ -%lu,%lu +%lu,%lu @@\n", (unsigned long)(ae - as ? as + 1 : as),
+				  (unsigned long)(ae - as), (unsigned long)(be - bs ? bs + 1 : bs), (unsigned long)(be - bs));
 		sb_str(&o, h);
 		free(h);
 		size_t x = as;

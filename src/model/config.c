@@ -763,13 +763,13 @@ char *config_format(const struct config *c, const struct config_item *item)
 	case CONF_VERBOSITY:
 		return xstrdup(verbosity_names[*(const enum verbosity *)src]);
 	case CONF_SIZE:
-		return xasprintf("%zu", *(const size_t *)src);
+		return xasprintf("%lu", (unsigned long)*(const size_t *)src);
 	case CONF_COUNT:
 		if (!*(const size_t *)src)
 			return xstrdup("auto");
 		if (*(const size_t *)src == (size_t)-1)
 			return xstrdup("off");
-		return xasprintf("%zu", *(const size_t *)src);
+		return xasprintf("%lu", (unsigned long)*(const size_t *)src);
 	}
 	BUG("config item %s has no type", item->name);
 }
