@@ -102,7 +102,7 @@ check "... nvcc's stderr, then the API note and compat.failed" eval 'cmp -s plai
 # An entry with nocompat: no retry, the reason.
 "$NVSHIM" -c coop.cu -o x.o 2>shim.err; s2=$?
 check "coop.cu: fails as before, one compile" test "$s2" -ne 0 -a "$(runs)" = 1
-check "... and says why (compat.none), after nvcc's errors" eval 'grep -q "cannot restore cudaDeviceProp::cooperativeMultiDeviceLaunch: multi-device cooperative launch is gone.*\[compat.none\]$" shim.err && test "$(grep -n "compat.none" shim.err | cut -d: -f1)" -gt "$(grep -n "error detected" shim.err | cut -d: -f1)"'
+check "... and says why (compat.none), after nvcc's errors" eval 'grep -q "cannot restore cudaLaunchCooperativeKernelMultiDevice: a grid spanning several devices.*\[compat.none\]$" shim.err && test "$(grep -n "compat.none" shim.err | cut -d: -f1)" -gt "$(grep -n "error detected" shim.err | cut -d: -f1)"'
 # compat = off
 NVSHIM_COMPAT=off "$NVSHIM" -c devinfo.cu -o off.o 2>shim.err; s2=$?
 check "compat = off: nvcc's failure, one compile, no compat note" eval 'test "$s2" -ne 0 -a "$(runs)" = 1 -a ! -e off.o && ! grep -q compat shim.err'

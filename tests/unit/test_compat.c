@@ -47,7 +47,7 @@ Test(compat, every_entry_says_compat_or_why_not)
 			free(text);
 		}
 	}
-	cr_assert_not_null(api_find(&table, "cudaDeviceProp::cooperativeMultiDeviceLaunch")->nocompat);
+	cr_assert_not_null(api_find(&table, "cudaLaunchCooperativeKernelMultiDevice")->nocompat);
 	cr_assert_str_eq(api_find(&table, "cuCtxCreate")->compat, "driver.h");
 }
 
@@ -91,19 +91,19 @@ Test(compat, decides_on_every_error)
 	cr_assert_not(d.retry);
 	compat_decision_release(&d);
 	/* one it restores and one it cannot: no retry */
-	char *mixed = concat(devinfo_err, "c.cu(3): error: class \"cudaDeviceProp\" has no member "
-			     "\"cooperativeMultiDeviceLaunch\"\n", NULL);
+	char *mixed = concat(devinfo_err, "c.cu(3): error: identifier "
+			     "\"cudaLaunchCooperativeKernelMultiDevice\" is undefined\n", NULL);
 	compat_decide(&table, mixed, "13.0.88", &d);
 	cr_assert_not(d.retry);
 	cr_assert_eq(d.blocked, 1);
 	compat_decision_release(&d);
 	free(mixed);
 	/* an entry with nocompat: no retry, and why */
-	compat_decide(&table, "c.cu(3): error: class \"cudaDeviceProp\" has no member \"cooperativeMultiDeviceLaunch\"\n",
+	compat_decide(&table, "c.cu(3): error: identifier \"cudaLaunchCooperativeKernelMultiDevice\" is undefined\n",
 		      "13.0", &d);
 	cr_assert_not(d.retry);
 	cr_assert_eq(d.why_not.n, 1);
-	cr_assert(!strncmp(d.why_not.v[0], "cudaDeviceProp::cooperativeMultiDeviceLaunch: multi-device", 58));
+	cr_assert(!strncmp(d.why_not.v[0], "cudaLaunchCooperativeKernelMultiDevice: a grid spanning", 55));
 	compat_decision_release(&d);
 	/* no errors at all */
 	compat_decide(&table, "warning only\n", "13.0", &d);

@@ -71,6 +71,10 @@ NVSHIM_COMPAT_PROP_FIELD(deviceOverlap, cudaDevAttrGpuOverlap)
 NVSHIM_COMPAT_PROP_FIELD(kernelExecTimeoutEnabled, cudaDevAttrKernelExecTimeout)
 NVSHIM_COMPAT_PROP_FIELD(singleToDoublePrecisionPerfRatio, cudaDevAttrSingleToDoublePrecisionPerfRatio)
 NVSHIM_COMPAT_PROP_FIELD(maxTexture1DLinear, cudaDevAttrMaxTexture1DLinearWidth)
+/* CUDA 12's cudaDevAttrCooperativeMultiDeviceLaunch (96): gone from 13.0's runtime header, still
+ * answered by its runtime and the driver (CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH,
+ * deprecated): on an H200, 1 from 13.0 as from 12.9's field. */
+NVSHIM_COMPAT_PROP_FIELD(cooperativeMultiDeviceLaunch, (enum cudaDeviceAttr)96)
 #undef NVSHIM_COMPAT_PROP_FIELD
 
 /* ---- removed functions and names ---- */
