@@ -193,6 +193,26 @@ static size_t expression_start(const char *l, size_t end)
 }
 
 /* Rewrites the reads of `field` in one line (a copy, xmalloc'ed). *count gets how many. */
+/* Whether column at of line l is inside a string or character literal or after a // comment
+ * (a field's name in a message the program prints is text, not a read). */
+static int in_text(const char *l, size_t at)
+{
+	char quote = 0;
+	for (size_t i = 0; i < at; i++) {
+		if (quote) {
+			if (l[i] == '\\' && i + 1 < at)
+				i++;
+			else if (l[i] == quote)
+				quote = 0;
+		} else if (l[i] == '"' || l[i] == '\'') {
+			quote = l[i];
+		} else if (l[i] == '/' && l[i + 1] == '/') {
+			return 1;
+		}
+	}
+	return quote != 0;
+}
+
 static char *rewrite_line(const char *l, const char *field, size_t *count)
 {
 	size_t flen = strlen(field), len = strlen(l);
@@ -204,7 +224,7 @@ static char *rewrite_line(const char *l, const char *field, size_t *count)
 			break;
 		size_t at = (size_t)(hit - out), after = at + flen;
 		len = strlen(out);
-		if ((at > 0 && ident(out[at - 1])) || ident(out[after])) {
+		if ((at > 0 && ident(out[at - 1])) || ident(out[after]) || in_text(out, at)) {
 			pos = at + 1;
 			continue;
 		}
@@ -263,6 +283,28 @@ char *compat_rewrite(const char *text, const char *name, const struct compat_sit
 		free(*l);
 		*l = next;
 		*count += n;
+	}
+	/* C++ (any source but a .c one): a read of the same field on another line is rewritten too.
+	 * A template's read is reported only when the template is instantiated, which the first
+	 * compile never reaches (it stopped at the reported errors): without this the retry would
+	 * fail on it. A read of a field of that name in a struct of the program's own then fails
+	 * the retry (no conversion to a cudaDeviceProp pointer in C++) and the first compile's
+	 * errors stand. Not in C, where that conversion is only a warning. */
+	size_t nlen = strlen(name);
+	int cplusplus = !(nlen >= 2 && !strcmp(name + nlen - 2, ".c"));
+	for (size_t s = 0; s < nsites && ok && cplusplus; s++) {
+		int seen = 0;
+		for (size_t t = 0; t < s && !seen; t++)
+			seen = !strcmp(sites[t].field, sites[s].field);
+		for (size_t i = 0; i < lines.n && !seen; i++) {
+			if (!strstr(lines.v[i], sites[s].field))
+				continue;
+			size_t n = 0;
+			char *next = rewrite_line(lines.v[i], sites[s].field, &n);
+			free(lines.v[i]);
+			lines.v[i] = next;
+			*count += n;
+		}
 	}
 	char *out = NULL;
 	if (ok) {

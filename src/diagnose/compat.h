@@ -56,7 +56,9 @@ void compat_decide(const struct api_table *t, const char *held, const char *tool
 
 /* The private copy's text (xmalloc'ed) of source text `text` named `name`: `#line 1 "name"`,
  * then the text with every read of a site's field on the site's line rewritten. NULL when a site
- * of that file has no EXPR.FIELD or EXPR->FIELD on its line. *count: the reads rewritten. Pure. */
+ * of that file has no EXPR.FIELD or EXPR->FIELD on its line. In C++ (a name not ending in .c)
+ * every other read of a site's field in the text is rewritten too (a template's reads are
+ * reported only once it is instantiated). *count: the reads rewritten. Pure. */
 char *compat_rewrite(const char *text, const char *name, const struct compat_site *sites, size_t nsites,
 		     size_t *count);
 

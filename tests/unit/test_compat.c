@@ -156,9 +156,22 @@ Test(compat, rewrites_the_reads_on_the_line)
 	size_t n;
 	char *out = rewrite1("int a;\nf(prop.clockRate, p->clockRate, v[i].clockRate, o.p->clockRate);\nprop.clockRate;\n",
 			     2, "clockRate", &n);
+	/* C++: the read on line 3 too (a template's reads are reported only once instantiated) */
 	cr_assert_str_eq(out, "#line 1 \"x.cu\"\nint a;\nf(nvshim_compat_clockRate(&(prop)), nvshim_compat_clockRate(p), "
-			      "nvshim_compat_clockRate(&(v[i])), nvshim_compat_clockRate(o.p));\nprop.clockRate;\n");
-	cr_assert_eq(n, 4);
+			      "nvshim_compat_clockRate(&(v[i])), nvshim_compat_clockRate(o.p));\n"
+			      "nvshim_compat_clockRate(&(prop));\n");
+	cr_assert_eq(n, 5);
+	free(out);
+	/* C: the reported line only */
+	struct compat_site c = { (char *)"x.c", 2, (char *)"clockRate" };
+	out = compat_rewrite("int a;\nf(prop.clockRate);\nprop.clockRate;\n", "x.c", &c, 1, &n);
+	cr_assert_str_eq(out, "#line 1 \"x.c\"\nint a;\nf(nvshim_compat_clockRate(&(prop)));\nprop.clockRate;\n");
+	cr_assert_eq(n, 1);
+	free(out);
+	/* the field's name in a string, a character literal's neighbour or a // comment is text */
+	out = rewrite1("printf(\"prop.clockRate=%d '\\\"\", prop.clockRate); // p.clockRate\n", 1, "clockRate", &n);
+	cr_assert_str_eq(out, "#line 1 \"x.cu\"\nprintf(\"prop.clockRate=%d '\\\"\", nvshim_compat_clockRate(&(prop))); // p.clockRate\n");
+	cr_assert_eq(n, 1);
 	free(out);
 	/* calls, parenthesised groups, ::, keywords before them */
 	out = rewrite1("return get(i).clockRate + (*pp).clockRate + ns::g.clockRate + my_clockRate + clockRate;", 1,
