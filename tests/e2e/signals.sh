@@ -105,7 +105,7 @@ elif readelf -d "$LIB" | grep -q 'NEEDED.*libasan'; then
 	# signal). nvshim run execs the command either way: the plain build's run covers it.
 	RUN_PATH="a sanitized build (the sanitizers inside nvcc's stages)"
 fi
-EXEC_ENV=(env NVSHIM_CRASH_BUNDLES=false NVSHIM_EXPLAIN_RESOURCES=false NVSHIM_EXPLAIN_API=false NVSHIM_MODULES=false)
+EXEC_ENV=(env NVSHIM_CRASH_BUNDLES=false NVSHIM_EXPLAIN_RESOURCES=false NVSHIM_EXPLAIN_API=false NVSHIM_COMPAT=off NVSHIM_MODULES=false)
 
 # A toolkit whose ptxas is a stage that goes on after nvcc has ended (as a cicc or ptxas that has
 # read its input does, or the host compiler's assembler writing the object): it runs for two
