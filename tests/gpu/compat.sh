@@ -4,7 +4,7 @@
 # plainly print, and what CUDA 12 itself prints: the device-info printout and the C one built with
 # g++/gcc against CUDA 12.9's headers and run with its libcudart.so.12, cuCtxCreate's old form
 # against 12.9's cuda.h. Paths: compile-and-link, -c then link, -dc then a device link, CC mode
-# (.c and .cpp, with -lcuda).
+# (.c and .cpp, with -lcuda); a Thrust and CUB pipeline against its migrated form.
 #   bash tests/gpu/compat.sh NVSHIM [NVCC]
 # CU12: the CUDA 12.9 runtime wheel's nvidia/cuda_runtime (default
 # /var/tmp/nvshim-toolkits/cu12-runtime/nvidia/cuda_runtime, scripts/fetch-nvcc135.sh); without
@@ -86,6 +86,23 @@ check "cuCtxCreate: created (CUDA_SUCCESS), blocking sync, device 0" grep -qx 'c
 check "cuCtxCreate: through the layer = rewritten by hand (C++)" cmp -s shim_ctx.out plain_ctx.out
 check "cuCtxCreate: through the layer = rewritten by hand (C)" cmp -s shim_ctx_c.out plain_ctx.out
 [ -f cu12_ctx.out ] && check "cuCtxCreate: = the same source built against CUDA 12.9's cuda.h" cmp -s shim_ctx.out cu12_ctx.out
+# Thrust and CUB on the device, CUDA 12 era: a functor deriving from thrust::unary_function (its
+# result_type used) in a transform-reduce, and thrust::binary_function, cub::Max/Sum/Min and the
+# CUB_ macros (CCCL 3.0 removed them all): through the layer, and after `nvshim migrate --apply`
+# built plainly; both print the same.
+cp "$GPUDIR/../e2e/fixtures/migrate/old_thrust.cu" .
+for f in functor old_thrust; do
+	cp $f.cu ${f}_mig.cu
+	"$NVSHIM" migrate --apply ${f}_mig.cu >/dev/null 2>&1
+	"$NVSHIM" $f.cu -o shim_$f 2>$f.err
+	check "$f.cu: through the layer" restored $f.err
+	"$NVCC" ${f}_mig.cu -o plain_$f 2>/dev/null
+	check "$f.cu: migrated, it builds with plain nvcc" test -x plain_$f
+	./shim_$f >shim_$f.out; ./plain_$f >plain_$f.out
+	show "$f.cu through nvshim" shim_$f.out
+	check "$f.cu: through the layer = migrated and built plainly" cmp -s shim_$f.out plain_$f.out
+done
+check "functor.cu: the device's transform-reduce gave 16" grep -qx 16 shim_functor.out
 if python3 -c 'import cupy' 2>/dev/null; then
 	python3 - <<'PY' | sed 's/^/# /'
 import cupy
