@@ -905,6 +905,30 @@ static void do_macro(struct mig *m, size_t i, const struct recipe *r, const char
 	fixed(m, t, name);
 }
 
+/* The template arguments between the '<' token lt and its '>' gt, split at top-level commas:
+ * the first max as token ranges [begin, end) into targs; returns how many there are. */
+static int split_targs(const struct scan *sc, size_t lt, size_t gt, size_t targs[][2], int max)
+{
+	int nt = 0, depth = 0;
+	size_t st = lt + 1;
+	for (size_t j = lt; j <= gt; j++) {
+		char c = sc->v[j].c;
+		if (c == '<' || c == '(' || c == '[')
+			depth++;
+		else if (c == '>' || c == ')' || c == ']')
+			depth--;
+		if ((c == ',' && depth == 1) || j == gt) {
+			if (nt < max) {
+				targs[nt][0] = st;
+				targs[nt][1] = j;
+			}
+			nt++;
+			st = j + 1;
+		}
+	}
+	return nt;
+}
+
 /* struct F : public thrust::unary_function<A, R> { ... */
 static void do_base(struct mig *m, size_t i, const struct recipe *r, const char *name)
 {
@@ -931,23 +955,7 @@ static void do_base(struct mig *m, size_t i, const struct recipe *r, const char 
 	}
 	/* The template arguments, split at top-level commas. */
 	size_t targs[4][2];
-	int nt = 0, depth = 0;
-	size_t st = i + 2;
-	for (size_t j = i + 1; j <= gt; j++) {
-		char c = sc->v[j].c;
-		if (c == '<' || c == '(' || c == '[')
-			depth++;
-		else if (c == '>' || c == ')' || c == ']')
-			depth--;
-		if ((c == ',' && depth == 1) || j == gt) {
-			if (nt < 4) {
-				targs[nt][0] = st;
-				targs[nt][1] = j;
-			}
-			nt++;
-			st = j + 1;
-		}
-	}
+	int nt = split_targs(sc, i + 1, gt, targs, 4);
 	if (nt != r->argc) {
 		skipped(m, t, name, "not migrated: template arguments not as expected");
 		return;
@@ -1024,23 +1032,7 @@ static void do_targs(struct mig *m, size_t i, const struct recipe *r, const char
 		return;
 	}
 	size_t targs[8][2];
-	int nt = 0, depth = 0;
-	size_t st = i + 2;
-	for (size_t j = i + 1; j <= gt; j++) {
-		char c = sc->v[j].c;
-		if (c == '<' || c == '(' || c == '[')
-			depth++;
-		else if (c == '>' || c == ')' || c == ']')
-			depth--;
-		if ((c == ',' && depth == 1) || j == gt) {
-			if (nt < 8) {
-				targs[nt][0] = st;
-				targs[nt][1] = j;
-			}
-			nt++;
-			st = j + 1;
-		}
-	}
+	int nt = split_targs(sc, i + 1, gt, targs, 8);
 	if (nt != r->argc) {
 		char *why = xasprintf("not migrated: %d template arguments (the rewrite takes %d: an offset type "
 				      "has no place in the Thrust iterator)", nt, r->argc);
