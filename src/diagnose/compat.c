@@ -653,9 +653,13 @@ void compat_say_after(const struct plan *plan, size_t from)
 	for (size_t i = from; i < plan->notes.n; i++) {
 		const char *n = plan->notes.v[i];
 		size_t len = strlen(n);
-		if ((len > 13 && !strcmp(n + len - 13, "[compat.none]")) ||
-		    (len > 15 && !strcmp(n + len - 15, "[compat.failed]")))
+		/* A retry that errors naming no entry of the table made a guess of (a removed base's
+		 * follow-on errors, or the program's own) says its failure at verbose only: the
+		 * compiler's errors and the API notes already say all there is. */
+		if (len > 13 && !strcmp(n + len - 13, "[compat.none]"))
 			diag_note(VERBOSITY_NORMAL, "%s", n);
+		else if (len > 15 && !strcmp(n + len - 15, "[compat.failed]"))
+			diag_note(strstr(n, " none of the API table's") ? VERBOSITY_VERBOSE : VERBOSITY_NORMAL, "%s", n);
 	}
 }
 

@@ -26,7 +26,7 @@ check "... through nvshim it builds, thrust::unary_function restored" eval \
 # ... and an error of the program's own beside it: the retry fails, nvcc's errors stand.
 sed 's/int sum = /int sum = undeclared_name + /' functor.cu >own.cu
 "$NVCC" -c -arch=sm_90 own.cu -o own.o 2>own-plain.err; s1=$?
-"$NVSHIM" -c -arch=sm_90 own.cu -o own.o 2>own.err; s2=$?
+NVSHIM_VERBOSITY=verbose "$NVSHIM" -c -arch=sm_90 own.cu -o own.o 2>own.err; s2=$?
 check "... with an error of the program's own: fails as nvcc does, the layer tried once (compat.failed)" eval \
 	'test "$s1" != 0 -a "$s2" = "$s1" && grep -q "identifier \"undeclared_name\" is undefined" own.err && grep -q "\[compat\.failed\]" own.err && ! grep -q "compat\.restored" own.err'
 
