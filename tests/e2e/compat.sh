@@ -100,6 +100,7 @@ runs >/dev/null
 check "unrelated.cu: one retry, which fails on the program's own error; nvcc's status" test "$(runs)" = 2 -a "$s1" = "$s2" -a "$s1" -ne 0
 check "... nvcc's stderr, then the API note; the failed guess not said at the default verbosity" eval 'cmp -s plain.err <(grep -v -e "^nvshim info    : unrelated.cu:9: cudaDeviceProp::clockRate was removed" shim.err) && ! grep -q "compat\.\(restored\|failed\)" shim.err'
 NVSHIM_VERBOSITY=verbose "$NVSHIM" -c unrelated.cu -o x.o 2>shim.err
+runs >/dev/null
 check "... at verbose, compat.failed says the layer was tried" grep -q "^nvshim info    : the compile failed on APIs the compatibility layer restores and on 1 error that names none .*\[compat\.failed\]$" shim.err
 # An entry with nocompat: no retry, the reason.
 "$NVSHIM" -c coop.cu -o x.o 2>shim.err; s2=$?
