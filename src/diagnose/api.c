@@ -116,7 +116,15 @@ static int on_key(void *user, const char *section, const char *key, const char *
 						 : NULL;
 	if (slot)
 		inifile_store(f, slot, value);
-	else if (!strcmp(key, "compat")) {
+	else if (!strcmp(key, "compat") && f->continued) {
+		/* a header's name is one line: a continued value is no name (and appending to the one
+		 * already taken would make it none) */
+		argv_pushf(f->problems, "%s:%d: api %s: compat takes one line, not '%s'", f->origin, f->line,
+			   e->name, value);
+		free(e->compat);
+		e->compat = NULL;
+		e->compat_rewrite = 0;
+	} else if (!strcmp(key, "compat")) {
 		int rewrite = !strncmp(value, "rewrite", 7) && (value[7] == ' ' || value[7] == '\t');
 		const char *h = rewrite ? value + 7 + strspn(value + 7, " \t") : value;
 		if (api_compat_header_ok(h)) {
