@@ -328,9 +328,20 @@ static void lifeline_watch(int rfd, pid_t parent, const char *token)
 {
 	/* Nothing of nvshim's but the pipe: a caller waiting for the end of nvshim's stdout or
 	 * stderr is not kept waiting by the watcher. */
-	for (int fd = 0; fd < 1024; fd++)
-		if (fd != rfd)
+	/* Standard input, output and error become /dev/null rather than closed: a file the watcher
+	 * opens later must not take their numbers (under ASan+UBSan a watcher whose fd 2 was a
+	 * file of /proc ended nothing). */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 1024; fd++) {
+		if (fd == rfd || fd == null)
+			continue;
+		if (fd <= 2 && null >= 0)
+			dup2(null, fd);
+		else
 			close(fd);
+	}
+	if (null > 2)
+		close(null);
 #ifdef __linux__
 	/* what ps -o comm and top show for it */
 	prctl(PR_SET_NAME, "nvshim-lifeline");

@@ -240,8 +240,15 @@ Test(runner, a_signal_after_the_tool_ended_keeps_its_status)
 Test(runner, every_parallel_job_gets_the_signal, .timeout = 20)
 {
 	struct argv a = ARGV_INIT, b = ARGV_INIT;
-	argv_pushv(&a, (const char *const[]){ "sh", "-c", "trap 'exit 5' INT; kill -INT $PPID; i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done", NULL });
-	argv_pushv(&b, (const char *const[]){ "sh", "-c", "trap 'exit 6' INT; i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done", NULL });
+	/* The signal is sent once the first job has its trap (an event, not a moment: a loaded
+	 * machine starts a shell late). */
+	char *dir = test_tmpdir();
+	char *sa = concat("trap 'exit 5' INT; while [ ! -e ", dir, "/ready ]; do sleep 0.01; done; kill -INT $PPID; "
+			  "i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done", NULL);
+	char *sb = concat("trap 'exit 6' INT; touch ", dir, "/ready; i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done",
+			  NULL);
+	argv_pushv(&a, (const char *const[]){ "sh", "-c", sa, NULL });
+	argv_pushv(&b, (const char *const[]){ "sh", "-c", sb, NULL });
 	struct runner_job jobs[3] = { { "/bin/sh", &b, NULL, NULL, { 0, 0, 0 } },
 				      { "/bin/sh", &a, NULL, NULL, { 0, 0, 0 } },
 				      { "/bin/sh", &b, NULL, NULL, { 0, 0, 0 } } };
@@ -251,6 +258,10 @@ Test(runner, every_parallel_job_gets_the_signal, .timeout = 20)
 	cr_assert_eq(jobs[2].res.status, 128 + SIGINT);
 	argv_release(&a);
 	argv_release(&b);
+	test_rmtree(dir);
+	free(sa);
+	free(sb);
+	free(dir);
 }
 
 /* The SigIgn mask of a shell the runner starts. */
