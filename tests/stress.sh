@@ -2,11 +2,14 @@
 # The suites on a loaded machine: the release and the ASan+UBSan suites, ROUNDS times in a row
 # (2 by default), while another CUDA build runs beside them (plain nvcc compiling a five-target
 # source in a loop, as many at once as there are cores, in a folder of its own). Every round must
-# be green. Prints one line per round and a table of the figures (for docs/tests.md).
+# be green. Prints one line per round and a table of the figures (for docs/tests.md). The
+# release round runs the quick command's suites (not those labelled `full`), the ASan+UBSan
+# round those of `--full` (not those labelled `nosan`), as tests/run-all.sh does.
 #
 #   bash tests/stress.sh [ROUNDS]
 #   NVSHIM_STRESS_SUITES='e2e_signals|e2e_hardening' bash tests/stress.sh   # some suites only
 #   NVSHIM_STRESS_VARIANTS=release bash tests/stress.sh                      # one build only
+#   NVSHIM_STRESS_BESIDE=1 NVSHIM_STRESS_NICE=10 bash tests/stress.sh        # one loop beside, niced
 #
 # The builds are those of tests/run-all.sh (build-test-release, build-test-asan), made or brought
 # up to date here (NVSHIM_STRESS_BUILD_PREFIX=build-x- uses build-x-release and build-x-asan).
@@ -44,7 +47,13 @@ beside() {
 		echo $n >"$load/$1.count"
 	done
 }
-for i in $(seq "$jobs"); do beside "b$i" & done
+for i in $(seq "${NVSHIM_STRESS_BESIDE:-$jobs}"); do
+	if [ "${NVSHIM_STRESS_NICE:-0}" -gt 0 ]; then
+		(renice -n "$NVSHIM_STRESS_NICE" -p $BASHPID >/dev/null && beside "b$i") &
+	else
+		beside "b$i" &
+	fi
+done
 beside_count() { cat "$load"/b*.count 2>/dev/null | awk '{ n += $1 } END { print n + 0 }'; }
 
 status=0
@@ -55,6 +64,7 @@ for round in $(seq "$rounds"); do
 		log="$dir/stress-$round.log"
 		args=(--test-dir "$dir" --output-on-failure --timeout 1500 -j"$((jobs + 1))")
 		[ -n "$suites" ] && args+=(-R "$suites")
+		if [ "$variant" = asan ]; then args+=(-LE nosan); else args+=(-LE full); fi
 		start=$(date +%s)
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 			ctest "${args[@]}" >"$log" 2>&1
@@ -77,6 +87,6 @@ echo
 echo "| round | build | result | time | load average (1 min) at the end |"
 echo "|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
-echo "builds beside: $(beside_count) five-target compiles of tests/e2e/fixtures/signals/slow.cu with plain nvcc, $jobs at a time"
+echo "builds beside: $(beside_count) five-target compiles of tests/e2e/fixtures/signals/slow.cu with plain nvcc, ${NVSHIM_STRESS_BESIDE:-$jobs} at a time (nice ${NVSHIM_STRESS_NICE:-0})"
 [ $status -eq 0 ] && echo "PASSED: every round green" || echo "FAILED: see the logs named above (build-test-*/stress-*.log)"
 exit $status

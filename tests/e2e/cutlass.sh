@@ -6,7 +6,9 @@
 # sm_90. The embedded targets are read with cuobjdump. Each compile of a CUTLASS example takes
 # tens of seconds, so the suite runs in the release build only (not under the sanitizers), and
 # its four independent groups (Hopper with its CMake project, Blackwell, the sm80-style GEMM,
-# example 54) run at once, each with its own record of nvcc's runs.
+# example 54) run at once, each with its own record of nvcc's runs. Plain nvcc is not run here:
+# what it builds for these sources (sm_90 with the GEMMs compiled out) is in docs/modules.md, and
+# compiling a CUTLASS GEMM only to read nvcc's own targets back took a fifth of the suite.
 NVSHIM=$1 NVCC=$2
 . "$(dirname "$0")/lib.sh"
 if grep -q '^NVSHIM_SANITIZE:BOOL=ON' "${NVSHIM_BUILD_DIR:-.}/CMakeCache.txt" 2>/dev/null; then
@@ -48,8 +50,6 @@ hopper() {
 export RUNS=$WORK/runs.hopper ERR=$WORK/err.hopper
 # Hopper: plain nvcc compiles every GEMM out for sm_90; nvshim builds sm_90a machine code and
 # keeps compute_90 PTX.
-"$NVCC" "${FLAGS[@]}" -c my_gemm.cu -o plain.o -arch=sm_90 2>/dev/null
-check "hopper: plain nvcc: sm_90 and compute_90" test "$(embedded plain.o)" = "elf:sm_90 ptx:sm_90"
 NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -c my_gemm.cu -o h1.o -arch=sm_90 2>"$ERR"
 first=$(runs my_gemm.cu)
 check "hopper: -arch=sm_90 builds sm_90a machine code and compute_90 PTX" test "$(embedded h1.o)" = "elf:sm_90a ptx:sm_90"
@@ -111,11 +111,10 @@ export RUNS=$WORK/runs.ampere ERR=$WORK/err.ampere
 # differently for sm_90a, so the decision before compiling takes sm_90a on purpose: sm_90a
 # machine code runs on exactly the GPUs sm_90 code runs on (compute capability 9.0), and the
 # PTX stays plain compute_90 for newer GPUs (docs/modules.md). One full compile, as nvcc's.
-"$NVCC" "${FLAGS[@]}" -c my_ampere_gemm.cu -o a0.o -arch=sm_90 >"$WORK/plain.out" 2>"$WORK/plain.err"
 : >"$RUNS"
 NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" "${FLAGS[@]}" -c my_ampere_gemm.cu -o a1.o -arch=sm_90 >"$WORK/out" 2>"$ERR"
 check "ampere-style GEMM for sm_90: sm_90a machine code (the same GPUs), compute_90 PTX, one compile" \
-	test "$(embedded a0.o)" = "elf:sm_90 ptx:sm_90" -a "$(embedded a1.o)" = "elf:sm_90a ptx:sm_90" -a "$(compiles my_ampere_gemm.cu)" -eq 1
+	test "$(embedded a1.o)" = "elf:sm_90a ptx:sm_90" -a "$(compiles my_ampere_gemm.cu)" -eq 1
 check "ampere-style GEMM for sm_90: said once, with its rule" test "$(grep -c '\[modules.decide\]' "$ERR")" -eq 1
 
 }

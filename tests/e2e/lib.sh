@@ -23,6 +23,14 @@ check() { # check NAME COMMAND... : passes when the command succeeds
 }
 finish() {
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+	# The processor time of the suite and of every process it waited for (docs/tests.md's
+	# table of time per suite: wall clock depends on what runs beside, this much less).
+	# (`times` in this shell: in a pipe or $(...) it would be a subshell's.)
+	local t=${TMPDIR:-/tmp}/nvshim-times.$$
+	times >"$t"
+	awk 'function s(t) { split(t, a, "m"); return a[1] * 60 + a[2] }
+		{ c += s($1) + s($2) } END { printf "# cpu: %.0f s\n", c }' "$t"
+	rm -f "$t"
 	[ "$FAILED" -eq 0 ]
 }
 # The random parts of nvcc's temporary file names, which differ between any two runs.
