@@ -242,8 +242,14 @@ static int ll_marked(const char *pid, const char *token, size_t toklen)
 		if (n <= 0)
 			break;
 		size_t len = keep + (size_t)n;
-		for (size_t i = 0; i + toklen <= len && !found; i++)
-			found = !memcmp(buf + i, token, toklen);
+		/* memchr to each candidate start: a sweep reads every environment of the session, and
+		 * a memcmp at every offset made it slow enough to matter (see lifeline_watch) */
+		for (const char *c = buf; !found && (c = memchr(c, token[0], len - (size_t)(c - buf)));
+		     c++) {
+			if ((size_t)(c - buf) + toklen > len)
+				break;
+			found = !memcmp(c, token, toklen);
+		}
 		if (found)
 			break;
 		keep = len < toklen ? len : toklen - 1;
@@ -315,6 +321,14 @@ static int ll_sweep(const char *token, size_t toklen, long sid, pid_t self, int 
 	return found;
 }
 
+/* CLOCK_MONOTONIC in milliseconds (clock_gettime is async-signal-safe). */
+static long ll_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void ll_sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -366,20 +380,36 @@ static void lifeline_watch(int rfd, pid_t parent, const char *token)
 		}
 		break;
 	}
-	if (orderly || getppid() == parent)
+	if (orderly)
+		_exit(0);
+	/* A dying process's files are closed before its children are given to another parent:
+	 * the end of the pipe can come while getppid() still names nvshim. So wait for the
+	 * reparenting (up to two seconds); a parent still there after that closed the pipe in some
+	 * other way, and nothing is ended. (Deciding at once ended nothing now and then: the
+	 * watcher exited, a stage of a killed nvshim lived on; seen under ASan and on a loaded
+	 * machine.) */
+	for (int i = 0; i < 200 && getppid() == parent; i++)
+		ll_sleep_ms(10);
+	if (getppid() == parent)
 		_exit(0);
 	size_t toklen = strlen(token);
 	long sid = (long)getsid(0);
 	pid_t self = getpid();
 	pid_t sent[512];
 	size_t nsent = 0;
-	for (long waited = 0; waited < 30000; waited += 20) {
+	/* The phases go by the clock, not by sweeps: one sweep reads the stat file of every process
+	 * of the machine, and on a busy machine (or under ASan) a hundred sweeps took far longer
+	 * than two seconds, so a stage that ignores SIGTERM outlived nvshim by tens of seconds. */
+	const long start = ll_now_ms();
+	for (;;) {
+		long waited = ll_now_ms() - start;
+		if (waited >= 30000)
+			_exit(1);
 		int sig = waited < 2000 ? SIGTERM : SIGKILL;
 		if (!ll_sweep(token, toklen, sid, self, sig, sent, &nsent, sizeof(sent) / sizeof(sent[0])))
 			_exit(0);
 		ll_sleep_ms(20);
 	}
-	_exit(1);
 }
 
 /* Starts the watcher before nvshim's first child. Without it (fork failed), children still

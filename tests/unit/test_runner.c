@@ -361,15 +361,7 @@ Test(runner, children_die_with_nvshim)
 	free(dir);
 }
 
-#ifdef __SANITIZE_ADDRESS__
-/* Under ASan with LeakSanitizer on (detect_leaks=1, as the suites run), the watcher of a
- * SIGKILLed runner ends nothing here, though it does with detect_leaks=0 and in the release
- * build: not understood yet (see the session note), so the case runs in the release build only. */
-#define GRANDCHILDREN_DISABLED .disabled = 1
-#else
-#define GRANDCHILDREN_DISABLED .disabled = 0
-#endif
-Test(runner, grandchildren_die_with_nvshim, GRANDCHILDREN_DISABLED)
+Test(runner, grandchildren_die_with_nvshim)
 {
 	/* A stage of nvcc's: two levels below, its parent ignoring SIGTERM (as nvcc goes on with
 	 * its clean-up), started in the background (reparented to init once its parent ends). */
