@@ -62,6 +62,11 @@ void compat_decide(const struct api_table *t, const char *held, const char *tool
 char *compat_rewrite(const char *text, const char *name, const struct compat_site *sites, size_t nsites,
 		     size_t *count);
 
+/* compat_rewrite() for a file of a compile in C (cplusplus 0: only the sites' lines) or C++ (1),
+ * whatever its name: a project header. Pure. */
+char *compat_rewrite_as(const char *text, const char *name, int cplusplus, const struct compat_site *sites,
+			size_t nsites, size_t *count);
+
 /* The directory that holds nvshim/compat/ (xmalloc'ed), or NULL. */
 char *compat_include_dir(const char *exe_dir);
 
