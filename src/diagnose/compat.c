@@ -733,10 +733,12 @@ static char *joined(const struct argv *a)
 static char *rewritten_how(const struct headers_copy *h)
 {
 	char *files = joined(&h->files);
-	char *how = xasprintf("; %lu field read%s rewritten in private cop%s of %s (the file%s %s untouched; the "
-			      "retry compiled through a mirror of their directory tree)",
-			      (unsigned long)h->rewritten, h->rewritten == 1 ? "" : "s", h->files.n == 1 ? "y" : "ies",
-			      files, h->files.n == 1 ? "" : "s", h->files.n == 1 ? "itself is" : "themselves are");
+	int one = h->files.n == 1;
+	char *how = xasprintf("; %lu field read%s rewritten in %s of %s (the file%s untouched: the retry "
+			      "compiled through a mirror of the directory tree that holds %s)",
+			      (unsigned long)h->rewritten, h->rewritten == 1 ? "" : "s",
+			      one ? "a private copy" : "private copies", files, one ? " itself is" : "s themselves are",
+			      one ? "it" : "them");
 	free(files);
 	return how;
 }
