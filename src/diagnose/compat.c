@@ -458,6 +458,22 @@ static void unmap_file(const char *path, const struct argv *from, const struct a
 	free(text);
 }
 
+/* A dependency file's first rule without the prerequisites named twice (the copies' #line). */
+static void dedupe_file(const char *path)
+{
+	char *text = cache_read(path);
+	char *out = text ? overlay_dedupe_deps(text) : NULL;
+	if (out && strcmp(out, text)) {
+		FILE *f = fopen(path, "w");
+		if (f) {
+			fputs(out, f);
+			fclose(f);
+		}
+	}
+	free(out);
+	free(text);
+}
+
 /* ---- field reads in project headers: the retry through a mirror (overlay.h) ---- */
 
 static char *joined(const struct argv *a);
@@ -916,6 +932,8 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 					replace_in_file(deps, copy, source);
 				if (deps && in_headers)
 					unmap_file(deps, &hc.from, &hc.to);
+				if (deps && (copy || in_headers))
+					dedupe_file(deps);
 				free(deps);
 				free(*held);
 				*held = held2;

@@ -252,7 +252,11 @@ static int placed_below(const struct argv *rel, const char *r)
 	return 0;
 }
 
-static int mirror_dir(struct overlay *o, const char *r, int depth, const struct argv *rel, const struct stat *top)
+/* Mirrors directory r (relative to root; "" the root). needed: it holds a placed file (then
+ * anything that goes wrong fails the mirror; elsewhere a directory gone meanwhile is left
+ * empty). */
+static int mirror_dir(struct overlay *o, const char *r, int depth, const struct argv *rel, const struct stat *top,
+		      int needed)
 {
 	char *src = *r ? concat(o->root, strcmp(o->root, "/") ? "/" : "", r, NULL) : xstrdup(o->root);
 	char *dst = *r ? concat(o->dir, "/", r, NULL) : xstrdup(o->dir);
@@ -260,10 +264,10 @@ static int mirror_dir(struct overlay *o, const char *r, int depth, const struct 
 	if (!rc)
 		argv_push_owned(&o->made, concat("d", dst, NULL));
 	DIR *d = rc ? NULL : opendir(src);
-	if (!d)
+	if (!d && needed)
 		rc = -1;
 	struct dirent *e;
-	while (!rc && (e = readdir(d))) {
+	while (!rc && d && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		char *rr = *r ? concat(r, "/", e->d_name, NULL) : xstrdup(e->d_name);
@@ -273,9 +277,11 @@ static int mirror_dir(struct overlay *o, const char *r, int depth, const struct 
 		if (placed_here(rel, rr) || lstat(full, &sb) || (sb.st_dev == top->st_dev && sb.st_ino == top->st_ino)) {
 			/* written later; gone meanwhile; or the mirror itself */
 		} else if (S_ISDIR(sb.st_mode) &&
-			   (below || (e->d_name[0] != '.' && depth < OVERLAY_DEPTH && o->budget > 0))) {
+			   (below || (e->d_name[0] != '.' && strncmp(e->d_name, "nvshim-compat-", 14) &&
+				      depth < OVERLAY_DEPTH && o->budget > 0))) {
+			/* (another compile's mirror, a hidden directory: linked) */
 			o->budget -= o->budget > 0;
-			rc = mirror_dir(o, rr, depth + 1, rel, top);
+			rc = mirror_dir(o, rr, depth + 1, rel, top, below);
 		} else if (below) {
 			rc = -1; /* a placed file must lie in directories of the mirror's own */
 		} else {
@@ -311,7 +317,7 @@ int overlay_build(struct overlay *o, const char *root, const char *tmp, const st
 	argv_push_owned(&o->made, concat("d", o->top, NULL));
 	o->dir = concat(o->top, "/m", NULL);
 	struct stat top;
-	int rc = stat(o->top, &top) ? -1 : mirror_dir(o, "", 0, rel, &top);
+	int rc = stat(o->top, &top) ? -1 : mirror_dir(o, "", 0, rel, &top, 1);
 	for (size_t i = 0; !rc && i < rel->n && i < texts->n; i++) {
 		char *path = concat(o->dir, "/", rel->v[i], NULL);
 		/* a new file: never through a link, never over one */
@@ -357,4 +363,80 @@ void overlay_remove(struct overlay *o)
 	free(o->root);
 	free(o->dir);
 	overlay_init(o);
+}
+
+/* A line's prerequisite: the text without leading blanks and the trailing " \\". */
+static char *prerequisite(const char *l, size_t n)
+{
+	while (n && (*l == ' ' || *l == '\t')) {
+		l++;
+		n--;
+	}
+	if (n && l[n - 1] == '\\')
+		n--;
+	while (n && (l[n - 1] == ' ' || l[n - 1] == '\t'))
+		n--;
+	return xstrndup(l, n);
+}
+
+char *overlay_dedupe_deps(const char *text)
+{
+	struct argv lines = ARGV_INIT, seen = ARGV_INIT;
+	for (const char *p = text; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		argv_push_owned(&lines, xstrndup(p, n));
+		p += n + (e != NULL);
+	}
+	int trailing = *text && text[strlen(text) - 1] == '\n';
+	/* the first rule: its first line and the continued ones */
+	size_t end = 0;
+	while (end < lines.n) {
+		size_t n = strlen(lines.v[end]);
+		end++;
+		if (!n || lines.v[end - 1][n - 1] != '\\')
+			break;
+	}
+	struct argv out = ARGV_INIT;
+	for (size_t i = 0; i < lines.n; i++) {
+		const char *l = lines.v[i];
+		if (i == 0 && end > 0) {
+			/* "target : first \\": the first prerequisite counts as seen */
+			const char *colon = strstr(l, ": ");
+			if (colon)
+				argv_push_owned(&seen, prerequisite(colon + 2, strlen(colon + 2)));
+			argv_push(&out, l);
+			continue;
+		}
+		if (i < end) {
+			char *pre = prerequisite(l, strlen(l));
+			int dup = 0;
+			for (size_t k = 0; *pre && !strchr(pre, ' ') && k < seen.n && !dup; k++)
+				dup = !strcmp(seen.v[k], pre);
+			if (dup) {
+				free(pre);
+				/* the rule's last line dropped: the one before it ends the rule now */
+				if (i + 1 == end && out.n) {
+					char *last = out.v[out.n - 1];
+					size_t n = strlen(last);
+					if (n && last[n - 1] == '\\') {
+						n--;
+						while (n && last[n - 1] == ' ')
+							n--;
+						last[n] = '\0';
+					}
+				}
+				continue;
+			}
+			argv_push_owned(&seen, pre);
+		}
+		argv_push(&out, l);
+	}
+	char *joined = argv_join(&out, "\n");
+	char *res = trailing ? concat(joined, "\n", NULL) : xstrdup(joined);
+	free(joined);
+	argv_release(&out);
+	argv_release(&seen);
+	argv_release(&lines);
+	return res;
 }

@@ -33,6 +33,11 @@ char *overlay_common_dir(char *const *dirs, size_t n);
  * place, the longest (xmalloc'ed). Pure. */
 char *overlay_unmap(const char *text, const struct argv *from, const struct argv *to);
 
+/* A dependency file's text with the repeated prerequisites of its first rule left out (one a
+ * line, as nvcc writes them: nvcc names a file again for the `#line` at the top of a private
+ * copy), xmalloc'ed. Pure. */
+char *overlay_dedupe_deps(const char *text);
+
 /* The include directories of a compile line: for each directory a -I or -iquote names (nvcc:
  * -I DIR, -IDIR, --include-path[=]DIR, comma lists, and -Xcompiler values "-iquote,DIR" or
  * "-IDIR"; a host compiler: -I DIR, -IDIR, -iquote DIR, -iquoteDIR,

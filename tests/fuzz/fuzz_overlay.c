@@ -59,6 +59,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (strlen(back) > strlen(text) || (!strstr(text, "/M/") && strcmp(back, text)))
 		abort();
 	free(back);
+	char *deps = overlay_dedupe_deps(text);
+	if (strlen(deps) > strlen(text))
+		abort();
+	free(deps);
 	argv_release(&from);
 	argv_release(&to);
 	argv_release(&a);

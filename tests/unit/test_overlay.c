@@ -213,3 +213,33 @@ Test(overlay, rewrites_a_header_in_the_compiles_language)
 	free(cxx);
 	free(c);
 }
+
+Test(overlay, dedupes_a_dependency_files_first_rule)
+{
+	/* as nvcc writes it after a retry: the copies' #line names the files again */
+	const char *in = "a.o : src/a.cu \\\n"
+			 "    /x/runtime.h \\\n"
+			 "    src/a.cu \\\n"
+			 "    inc/lib/devprop.h \\\n"
+			 "    inc/lib/devprop.h \\\n"
+			 "    src/local.h \\\n"
+			 "    src/local.h\n"
+			 "\n"
+			 "src/local.h :\n";
+	char *out = overlay_dedupe_deps(in);
+	cr_assert_str_eq(out, "a.o : src/a.cu \\\n"
+			      "    /x/runtime.h \\\n"
+			      "    inc/lib/devprop.h \\\n"
+			      "    src/local.h\n"
+			      "\n"
+			      "src/local.h :\n");
+	free(out);
+	/* gcc's, several on a line: as it was */
+	const char *gcc = "x.o: x.c a.h \\\n b.h a.h\n";
+	out = overlay_dedupe_deps(gcc);
+	cr_assert_str_eq(out, gcc);
+	free(out);
+	out = overlay_dedupe_deps("");
+	cr_assert_str_eq(out, "");
+	free(out);
+}
