@@ -1090,7 +1090,8 @@ char *compat_explain(const struct config *cfg, const char *exe_dir)
 	char *inc = compat_include_dir(exe_dir);
 	char *s = xasprintf("compat = auto: if this compile fails on CUDA APIs that the API table "
 			    "marks `compat` and on none it does not, it runs once more with %s%s force-included (removed struct "
-			    "fields read through a private copy of the source), and goes on if that "
+			    "fields read through private copies of the source and of the project headers that "
+			    "read them), and goes on if that "
 			    "passes (rule compat.restored)",
 			    inc ? inc : "(headers not found)", inc ? "/nvshim/compat/FILE.h" : "");
 	free(inc);
