@@ -647,21 +647,37 @@ static int copy_headers(const struct compat_context *ctx, const struct compat_de
 			push_once(&spanned, hreal.v[k]);
 	}
 	char *root = !why ? overlay_common_dir(spanned.v, spanned.n) : NULL;
-	if (root && !strcmp(root, "/"))
-		why = xstrdup("the source and the headers have no directory in common but /");
+	int whole = 1; /* the source compiled from the mirror too */
+	if (root && !strcmp(root, "/")) {
+		/* Nothing in common but /: the headers' directories mirrored without the source's,
+		 * where none of them is beside the source and the source reads no field itself (the
+		 * headers are then reached through the -I / -iquote directories). */
+		int apart = spanned.n > 1;
+		for (size_t k = 0; k < hreal.n; k++)
+			apart &= !overlay_under(hreal.v[k], sdir);
+		for (size_t i = 0; i < d->nsites; i++)
+			apart &= real[i] != NULL;
+		if (apart) {
+			free(root);
+			root = overlay_common_dir(spanned.v + 1, spanned.n - 1);
+			whole = 0;
+		}
+		if (!strcmp(root, "/"))
+			why = xstrdup("the source and the headers have no directory in common but /");
+	}
 	/* the private copies' texts */
 	struct argv rel = ARGV_INIT, texts = ARGV_INIT;
 	if (!why) {
-		char *text = cache_read(h->source);
+		char *text = whole ? cache_read(h->source) : NULL;
 		struct compat_site *mine = XNEWVEC(struct compat_site, d->nsites + 1);
 		size_t n = 0, count = 0;
 		for (size_t i = 0; i < d->nsites; i++)
 			if (!real[i])
 				mine[n++] = d->sites[i];
 		char *copied = text ? compat_rewrite(text, h->source, mine, n, &count) : NULL;
-		if (!copied)
+		if (!copied && whole)
 			why = xasprintf("the reads in %s are not on the lines reported", h->source);
-		else {
+		else if (whole) {
 			argv_push_owned(&rel, strcmp(sdir, root) ? concat(sdir + strlen(root) + 1, "/", base, NULL)
 								 : xstrdup(base));
 			argv_push_owned(&texts, copied);
@@ -694,7 +710,7 @@ static int copy_headers(const struct compat_context *ctx, const struct compat_de
 		why = xasprintf("no mirror of %s could be made", root);
 	if (!why && !host && strchr(h->o.dir, ','))
 		why = xasprintf("the mirror's path %s has a comma, which nvcc would split", h->o.dir);
-	if (!why) {
+	if (!why && whole) {
 		/* the source's copy, and the way back to its spelling */
 		char *copy = concat(h->o.dir, "/", rel.v[0], NULL);
 		argv_replace(argv, pos, copy);
@@ -702,6 +718,8 @@ static int copy_headers(const struct compat_context *ctx, const struct compat_de
 		argv_push_owned(&h->from, concat(copy, "/", NULL));
 		argv_push(&h->to, sdir_spelled);
 		free(copy);
+	}
+	if (!why) {
 		struct map_arg m = { root, h->o.dir, &h->from, &h->to };
 		overlay_map_includes(argv, host, map_dir, &m);
 		argv_push_owned(&h->from, concat(h->o.dir, "/", NULL));
