@@ -71,7 +71,7 @@ int cmd_explain_api(int n, char **args)
 			/* What the compatibility layer does with it, and what `nvshim migrate` writes. */
 			if (e->compat)
 				printf("  compat:  include/nvshim/compat/%s%s, in the retry of a compile that failed on it\n",
-				       e->compat, e->compat_rewrite ? ", the field read rewritten in a private copy of the source" : "");
+				       e->compat, e->compat_rewrite ? ", the field read rewritten in a private copy of the source or header that reads it" : "");
 			else if (e->nocompat)
 				printf("  compat:  none: %s\n", e->nocompat);
 			const char *form = migrate_form(e->name);

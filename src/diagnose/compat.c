@@ -17,6 +17,7 @@
 #include "buildwide/build.h"
 #include "buildwide/once.h"
 #include "buildwide/stats.h"
+#include "diagnose/overlay.h"
 
 /* The layer's own version: what the retry does and how (the headers' contents count apart). */
 #define NVSHIM_COMPAT_LAYER 1
@@ -256,6 +257,13 @@ static char *rewrite_line(const char *l, const char *field, size_t *count)
 char *compat_rewrite(const char *text, const char *name, const struct compat_site *sites, size_t nsites,
 		     size_t *count)
 {
+	size_t nlen = strlen(name);
+	return compat_rewrite_as(text, name, !(nlen >= 2 && !strcmp(name + nlen - 2, ".c")), sites, nsites, count);
+}
+
+char *compat_rewrite_as(const char *text, const char *name, int cplusplus, const struct compat_site *sites,
+			size_t nsites, size_t *count)
+{
 	*count = 0;
 	/* #line takes a string literal: the name's quotes and backslashes escaped */
 	struct argv lines = ARGV_INIT;
@@ -290,8 +298,6 @@ char *compat_rewrite(const char *text, const char *name, const struct compat_sit
 	 * fail on it. A read of a field of that name in a struct of the program's own then fails
 	 * the retry (no conversion to a cudaDeviceProp pointer in C++) and the first compile's
 	 * errors stand. Not in C, where that conversion is only a warning. */
-	size_t nlen = strlen(name);
-	int cplusplus = !(nlen >= 2 && !strcmp(name + nlen - 2, ".c"));
 	for (size_t s = 0; s < nsites && ok && cplusplus; s++) {
 		int seen = 0;
 		for (size_t t = 0; t < s && !seen; t++)
@@ -436,6 +442,315 @@ static void replace_in_file(const char *path, const char *from, const char *to)
 	free(text);
 }
 
+/* Every prefix from->v[i] in a file becomes to->v[i] (overlay_unmap). */
+static void unmap_file(const char *path, const struct argv *from, const struct argv *to)
+{
+	char *text = cache_read(path);
+	char *out = text ? overlay_unmap(text, from, to) : NULL;
+	if (out && strcmp(out, text)) {
+		FILE *f = fopen(path, "w");
+		if (f) {
+			fputs(out, f);
+			fclose(f);
+		}
+	}
+	free(out);
+	free(text);
+}
+
+/* A dependency file's first rule without the prerequisites named twice (the copies' #line). */
+static void dedupe_file(const char *path)
+{
+	char *text = cache_read(path);
+	char *out = text ? overlay_dedupe_deps(text) : NULL;
+	if (out && strcmp(out, text)) {
+		FILE *f = fopen(path, "w");
+		if (f) {
+			fputs(out, f);
+			fclose(f);
+		}
+	}
+	free(out);
+	free(text);
+}
+
+/* ---- field reads in project headers: the retry through a mirror (overlay.h) ---- */
+
+static char *joined(const struct argv *a);
+
+struct headers_copy {
+	struct overlay o;
+	struct argv from, to; /* the mirror's paths -> the user's spelling */
+	struct argv files;    /* the files rewritten, as the errors name them */
+	char *source;         /* the source, as the compile line names it */
+	size_t rewritten;     /* reads rewritten in all */
+};
+
+static void headers_copy_init(struct headers_copy *h)
+{
+	memset(h, 0, sizeof(*h));
+	overlay_init(&h->o);
+	argv_init(&h->from);
+	argv_init(&h->to);
+	argv_init(&h->files);
+}
+
+static void headers_copy_release(struct headers_copy *h)
+{
+	overlay_remove(&h->o);
+	argv_release(&h->from);
+	argv_release(&h->to);
+	argv_release(&h->files);
+	free(h->source);
+	headers_copy_init(h);
+}
+
+/* The argument that is the compile's one source (a file with a source's suffix, not an
+ * option's value), or 0. */
+static size_t source_argument(const struct argv *a)
+{
+	static const char *const ext[] = { ".cu", ".c", ".cpp", ".cc", ".cxx", ".C", ".c++", ".cp", ".CPP" };
+	static const char *const valued[] = { "-o", "-MF", "-MT", "-MQ", "-include", "-imacros", "-x",
+					      "--output-file", "--dependency-output", "-Xcompiler", "-Xlinker" };
+	size_t pos = 0;
+	for (size_t i = 1; i < a->n; i++) {
+		int skip = 0;
+		for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]) && !skip; k++)
+			skip = !strcmp(a->v[i - 1], valued[k]);
+		const char *dot = strrchr(a->v[i], '.');
+		int src = 0;
+		for (size_t e = 0; dot && !skip && a->v[i][0] != '-' && e < sizeof(ext) / sizeof(ext[0]) && !src; e++)
+			src = !strcmp(dot, ext[e]) && is_file(a->v[i]);
+		if (src) {
+			if (pos)
+				return 0;
+			pos = i;
+		}
+	}
+	return pos;
+}
+
+static char *collect_dir(const char *dir, void *arg)
+{
+	argv_push((struct argv *)arg, dir);
+	return NULL;
+}
+
+/* A toolkit's include directory (not the user's): it has the CUDA runtime's headers. */
+static int toolkit_dir(const char *dir)
+{
+	char *a = concat(dir, "/cuda_runtime_api.h", NULL), *b = concat(dir, "/cuda.h", NULL);
+	int yes = is_file(a) || is_file(b);
+	free(a);
+	free(b);
+	return yes;
+}
+
+struct map_arg {
+	const char *root, *mirror;
+	struct argv *from, *to;
+};
+
+/* An include directory inside the mirrored tree: its mirror, and the pair that maps back. */
+static char *map_dir(const char *dir, void *arg)
+{
+	struct map_arg *m = arg;
+	char *real = realpath(dir, NULL), *out = NULL;
+	if (real && overlay_under(real, m->root)) {
+		out = concat(m->mirror, real + strlen(m->root), NULL);
+		size_t n = strlen(dir);
+		while (n > 1 && dir[n - 1] == '/')
+			n--;
+		argv_push_owned(m->from, concat(out, "/", NULL));
+		argv_push_owned(m->to, xasprintf("%.*s/", (int)n, dir));
+	}
+	free(real);
+	return out;
+}
+
+/* The sites in project headers: private copies of those headers and of the source, in a mirror
+ * of the tree that holds them, and the compile line `argv` changed to compile through it.
+ * 1 when argv is ready; 0 (h released) when not: the first compile's result stands. */
+static int copy_headers(const struct compat_context *ctx, const struct compat_decision *d, const char *inc,
+			struct argv *argv, struct headers_copy *h)
+{
+	size_t pos = source_argument(argv);
+	if (!pos) {
+		diag_note(VERBOSITY_VERBOSE, "compat: field reads in headers, but no one source on the line: no retry");
+		return 0;
+	}
+	h->source = xstrdup(argv->v[pos]);
+	const char *slash = strrchr(h->source, '/');
+	char *sdir_spelled = slash ? xstrndup(h->source, (size_t)(slash - h->source + 1)) : xstrdup("");
+	char *sdir = realpath(*sdir_spelled ? sdir_spelled : ".", NULL);
+	const char *base = slash ? slash + 1 : h->source;
+	int host = ctx->host;
+	int cplusplus = !overlay_is_c(argv, h->source, host);
+	/* the real path of each site's file; the headers, each once */
+	char **real = XCNEWVEC(char *, d->nsites);
+	struct argv hreal = ARGV_INIT, hname = ARGV_INIT;
+	char *why = NULL;
+	for (size_t i = 0; i < d->nsites && !why; i++) {
+		if (same_file(d->sites[i].file, h->source))
+			continue;
+		real[i] = realpath(d->sites[i].file, NULL);
+		if (!real[i] || !is_file(real[i]))
+			why = xasprintf("%s is not a file here", d->sites[i].file);
+		else if (!has_string(&hreal, real[i])) {
+			argv_push(&hreal, real[i]);
+			argv_push(&hname, d->sites[i].file);
+		}
+	}
+	/* the user's directories: the source's, and the -I / -iquote ones that are no toolkit's */
+	struct argv dirs = ARGV_INIT, roots = ARGV_INIT, spanned = ARGV_INIT, excluded = ARGV_INIT;
+	overlay_map_includes(argv, host, collect_dir, &dirs);
+	for (size_t i = 0; i < dirs.n; i++) {
+		char *r = realpath(dirs.v[i], NULL);
+		if (r && !toolkit_dir(r))
+			argv_push(&roots, r);
+		free(r);
+	}
+	argv_push(&excluded, "/usr");
+	if (inc)
+		argv_push(&excluded, inc);
+	char *cuda = realpath("/usr/local/cuda", NULL);
+	if (cuda)
+		argv_push_owned(&excluded, cuda);
+	if (ctx->api->nvcc) {
+		char *tk = xstrdup(ctx->api->nvcc), *t;
+		for (int k = 0; k < 2 && (t = strrchr(tk, '/')); k++)
+			*t = '\0';
+		char *r = *tk ? realpath(tk, NULL) : NULL;
+		if (r && strcmp(r, "/"))
+			argv_push_owned(&excluded, r);
+		else
+			free(r);
+		free(tk);
+	}
+	if (!sdir && !why)
+		why = xasprintf("the directory of %s is not found", h->source);
+	if (sdir)
+		argv_push(&spanned, sdir);
+	for (size_t k = 0; k < hreal.n && !why; k++) {
+		int bad = 0, in = sdir && overlay_under(hreal.v[k], sdir);
+		for (size_t x = 0; x < excluded.n; x++)
+			bad |= overlay_under(hreal.v[k], excluded.v[x]);
+		for (size_t r = 0; r < roots.n; r++)
+			if (overlay_under(hreal.v[k], roots.v[r])) {
+				in = 1;
+				push_once(&spanned, roots.v[r]);
+			}
+		if (bad || !in)
+			why = xasprintf("%s is not a project header (under the source's directory or an -I or "
+					"-iquote directory, and not the toolkit's or the system's)", hname.v[k]);
+		else
+			push_once(&spanned, hreal.v[k]);
+	}
+	char *root = !why ? overlay_common_dir(spanned.v, spanned.n) : NULL;
+	int whole = 1; /* the source compiled from the mirror too */
+	if (root && !strcmp(root, "/")) {
+		/* Nothing in common but /: the headers' directories mirrored without the source's,
+		 * where none of them is beside the source and the source reads no field itself (the
+		 * headers are then reached through the -I / -iquote directories). */
+		int apart = spanned.n > 1;
+		for (size_t k = 0; k < hreal.n; k++)
+			apart &= !overlay_under(hreal.v[k], sdir);
+		for (size_t i = 0; i < d->nsites; i++)
+			apart &= real[i] != NULL;
+		if (apart) {
+			free(root);
+			root = overlay_common_dir(spanned.v + 1, spanned.n - 1);
+			whole = 0;
+		}
+		if (!strcmp(root, "/"))
+			why = xstrdup("the source and the headers have no directory in common but /");
+	}
+	/* the private copies' texts */
+	struct argv rel = ARGV_INIT, texts = ARGV_INIT;
+	if (!why) {
+		char *text = whole ? cache_read(h->source) : NULL;
+		struct compat_site *mine = XNEWVEC(struct compat_site, d->nsites + 1);
+		size_t n = 0, count = 0;
+		for (size_t i = 0; i < d->nsites; i++)
+			if (!real[i])
+				mine[n++] = d->sites[i];
+		char *copied = text ? compat_rewrite(text, h->source, mine, n, &count) : NULL;
+		if (!copied && whole)
+			why = xasprintf("the reads in %s are not on the lines reported", h->source);
+		else if (whole) {
+			argv_push_owned(&rel, strcmp(sdir, root) ? concat(sdir + strlen(root) + 1, "/", base, NULL)
+								 : xstrdup(base));
+			argv_push_owned(&texts, copied);
+			if (n)
+				argv_push(&h->files, h->source);
+			h->rewritten += count;
+		}
+		free(text);
+		for (size_t k = 0; k < hreal.n && !why; k++) {
+			n = 0;
+			for (size_t i = 0; i < d->nsites; i++)
+				if (real[i] && !strcmp(real[i], hreal.v[k]))
+					mine[n++] = d->sites[i];
+			text = cache_read(hreal.v[k]);
+			copied = text ? compat_rewrite_as(text, hname.v[k], cplusplus, mine, n, &count) : NULL;
+			if (!copied)
+				why = xasprintf("the reads in %s are not on the lines reported", hname.v[k]);
+			else {
+				argv_push(&rel, hreal.v[k] + strlen(root) + 1);
+				argv_push_owned(&texts, copied);
+				argv_push(&h->files, hname.v[k]);
+				h->rewritten += count;
+			}
+			free(text);
+		}
+		free(mine);
+	}
+	const char *tmp = getenv("TMPDIR");
+	if (!why && overlay_build(&h->o, root, tmp && *tmp == '/' ? tmp : "/tmp", &rel, &texts))
+		why = xasprintf("no mirror of %s could be made", root);
+	if (!why && !host && strchr(h->o.dir, ','))
+		why = xasprintf("the mirror's path %s has a comma, which nvcc would split", h->o.dir);
+	if (!why && whole) {
+		/* the source's copy, and the way back to its spelling */
+		char *copy = concat(h->o.dir, "/", rel.v[0], NULL);
+		argv_replace(argv, pos, copy);
+		*strrchr(copy, '/') = '\0';
+		argv_push_owned(&h->from, concat(copy, "/", NULL));
+		argv_push(&h->to, sdir_spelled);
+		free(copy);
+	}
+	if (!why) {
+		struct map_arg m = { root, h->o.dir, &h->from, &h->to };
+		overlay_map_includes(argv, host, map_dir, &m);
+		argv_push_owned(&h->from, concat(h->o.dir, "/", NULL));
+		argv_push_owned(&h->to, concat(root, "/", NULL));
+		char *files = joined(&h->files);
+		diag_note(VERBOSITY_VERBOSE, "compat: private copies of %s in a mirror of %s (%s)", files, root, h->o.dir);
+		free(files);
+	} else {
+		diag_note(VERBOSITY_VERBOSE, "compat: field reads in headers, and no private copies: %s; no retry", why);
+	}
+	int ok = why == NULL;
+	for (size_t i = 0; i < d->nsites; i++)
+		free(real[i]);
+	free(real);
+	free(why);
+	free(root);
+	free(sdir);
+	free(sdir_spelled);
+	argv_release(&hreal);
+	argv_release(&hname);
+	argv_release(&dirs);
+	argv_release(&roots);
+	argv_release(&spanned);
+	argv_release(&excluded);
+	argv_release(&rel);
+	argv_release(&texts);
+	if (!ok)
+		headers_copy_release(h);
+	return ok;
+}
+
 /* "a, b and c" */
 static char *joined(const struct argv *a)
 {
@@ -445,6 +760,40 @@ static char *joined(const struct argv *a)
 		free(s);
 		s = n;
 	}
+	return s;
+}
+
+/* "; N field reads rewritten in private copies of A and B (...)" for the note. */
+static char *rewritten_how(const struct headers_copy *h)
+{
+	char *files = joined(&h->files);
+	int one = h->files.n == 1;
+	char *how = xasprintf("; %lu field read%s rewritten in %s of %s (the file%s untouched: the retry "
+			      "compiled through a mirror of the directory tree that holds %s)",
+			      (unsigned long)h->rewritten, h->rewritten == 1 ? "" : "s",
+			      one ? "a private copy" : "private copies", files, one ? " itself is" : "s themselves are",
+			      one ? "it" : "them");
+	free(files);
+	return how;
+}
+
+/* The files `nvshim migrate` should be given: those the errors name that are the source or a
+ * header copied, as the errors name them (the source first, as the line names it). */
+static char *migrate_files(const struct compat_decision *d, const struct headers_copy *h)
+{
+	struct argv f = ARGV_INIT;
+	argv_push(&f, h->source);
+	for (size_t i = 0; i < d->files.n; i++)
+		if (has_string(&h->files, d->files.v[i]) && !same_file(d->files.v[i], h->source))
+			push_once(&f, d->files.v[i]);
+	/* the source only where an error names it */
+	int named = 0;
+	for (size_t i = 0; i < d->files.n && !named; i++)
+		named = same_file(d->files.v[i], h->source);
+	if (!named && f.n > 1)
+		argv_remove(&f, 0);
+	char *s = argv_join(&f, " ");
+	argv_release(&f);
 	return s;
 }
 
@@ -515,19 +864,32 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 	struct argv argv = ARGV_INIT;
 	char *dir = NULL, *copy = NULL, *source = NULL;
 	size_t rewritten = 0;
+	int in_headers = 0;
+	struct headers_copy hc;
+	headers_copy_init(&hc);
 	if (inc) {
 		argv_copy(&argv, &plan->argv);
 		/* The field reads: a private copy of their source (one source per compile). */
 		int ok = 1;
+		size_t pos = 0;
 		if (d.nsites) {
 			source = xstrdup(d.sites[0].file);
 			for (size_t i = 1; i < d.nsites; i++)
 				ok &= !strcmp(d.sites[i].file, source);
 			/* the argument that names it (a launcher may print it absolute) */
-			size_t pos = 0;
 			for (size_t i = 1; i < argv.n && ok && !pos; i++)
 				if (same_file(argv.v[i], source))
 					pos = i;
+			/* reads in project headers too: private copies in a mirror of their tree */
+			in_headers = !ok || !pos;
+		}
+		if (in_headers) {
+			free(source);
+			source = NULL;
+			ok = copy_headers(ctx, &d, inc, &argv, &hc);
+			if (ok)
+				source = xstrdup(hc.source);
+		} else if (d.nsites) {
 			if (pos) {
 				free(source);
 				source = xstrdup(argv.v[pos]);
@@ -586,14 +948,25 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 				char *deps = deps_file(&argv);
 				if (deps && copy)
 					replace_in_file(deps, copy, source);
+				if (deps && in_headers)
+					unmap_file(deps, &hc.from, &hc.to);
+				if (deps && (copy || in_headers))
+					dedupe_file(deps);
 				free(deps);
 				free(*held);
 				*held = held2;
+				/* its warnings name the user's files, not the mirror's */
+				if (in_headers && held2) {
+					*held = overlay_unmap(held2, &hc.from, &hc.to);
+					free(held2);
+				}
 				*res = again;
 				restored = 1;
 			} else {
+				char *said = in_headers && held2 ? overlay_unmap(held2, &hc.from, &hc.to) : NULL;
 				diag_note(VERBOSITY_VERBOSE, "the compile with the compatibility layer failed too "
-					  "(status %d):\n%s", again.status, held2 ? held2 : "");
+					  "(status %d):\n%s", again.status, said ? said : held2 ? held2 : "");
+				free(said);
 				free(held2);
 			}
 		}
@@ -613,8 +986,8 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 				if (!strcmp(dot, ext[e]) && is_file(plan->argv.v[k]))
 					named = plan->argv.v[k];
 		}
-		char *src = xstrdup(named ? named : "FILE");
-		char *how = copy ? xasprintf("; %lu field read%s rewritten in a private copy of %s (the file "
+		char *src = in_headers ? migrate_files(&d, &hc) : xstrdup(named ? named : "FILE");
+		char *how = in_headers ? rewritten_how(&hc) : copy ? xasprintf("; %lu field read%s rewritten in a private copy of %s (the file "
 					     "itself is untouched)", (unsigned long)rewritten, rewritten == 1 ? "" : "s", source)
 				 : xstrdup("");
 		plan_note(plan, "compat.restored", "CUDA %s restored by nvshim's compatibility layer "
@@ -639,6 +1012,7 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 		unlink(copy);
 	if (dir)
 		rmdir(dir);
+	headers_copy_release(&hc);
 	free(copy);
 	free(dir);
 	free(source);
@@ -734,7 +1108,8 @@ char *compat_explain(const struct config *cfg, const char *exe_dir)
 	char *inc = compat_include_dir(exe_dir);
 	char *s = xasprintf("compat = auto: if this compile fails on CUDA APIs that the API table "
 			    "marks `compat` and on none it does not, it runs once more with %s%s force-included (removed struct "
-			    "fields read through a private copy of the source), and goes on if that "
+			    "fields read through private copies of the source and of the project headers that "
+			    "read them), and goes on if that "
 			    "passes (rule compat.restored)",
 			    inc ? inc : "(headers not found)", inc ? "/nvshim/compat/FILE.h" : "");
 	free(inc);

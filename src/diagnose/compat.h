@@ -6,7 +6,10 @@
  * include/nvshim/compat/FILE.h force-included (-include), and for removed struct fields a
  * private copy of the source where each EXPR.FIELD / EXPR->FIELD at the lines the compiler
  * reported reads nvshim_compat_FIELD(&(EXPR)) / nvshim_compat_FIELD(EXPR) (its first line
- * `#line 1 "SOURCE"`: errors, __FILE__ and the dependency file name the user's file). If that
+ * `#line 1 "SOURCE"`: errors, __FILE__ and the dependency file name the user's file). Reads in
+ * project headers (under the source's directory or an -I / -iquote one, not the toolkit's or
+ * /usr) get private copies too, and the retry compiles through a mirror of the tree that holds
+ * them (overlay.h), its paths mapped back in the dependency file and the messages. If that
  * compile passes, the build goes on with its output and one note (rule compat.restored, said
  * once per build) names what was restored and the lasting fix (`nvshim migrate`); if it fails,
  * or an error names an entry the layer does not restore, the first compile's stderr and status
@@ -61,6 +64,11 @@ void compat_decide(const struct api_table *t, const char *held, const char *tool
  * reported only once it is instantiated). *count: the reads rewritten. Pure. */
 char *compat_rewrite(const char *text, const char *name, const struct compat_site *sites, size_t nsites,
 		     size_t *count);
+
+/* compat_rewrite() for a file of a compile in C (cplusplus 0: only the sites' lines) or C++ (1),
+ * whatever its name: a project header. Pure. */
+char *compat_rewrite_as(const char *text, const char *name, int cplusplus, const struct compat_site *sites,
+			size_t nsites, size_t *count);
 
 /* The directory that holds nvshim/compat/ (xmalloc'ed), or NULL. */
 char *compat_include_dir(const char *exe_dir);

@@ -153,7 +153,7 @@ const struct config_item config_items[] = {
 	       "The compatibility layer (docs/compat.md): a compile that fails on CUDA APIs the "
 	       "toolkit removed or changed that the API table marks `compat` (and on no entry "
 	       "without it) is compiled once more with nvshim's headers force-included (removed struct fields read through a "
-	       "private copy of the source); if that passes, the build goes on, with a note (rule "
+	       "private copy of the source and of the project headers that read them); if that passes, the build goes on, with a note (rule "
 	       "compat.restored) naming the lasting fix. off: such a compile fails as nvcc's does."),
 	ITEM(nvrtc_no_arch, CONF_BOOL, 0, NULL,
 	     "Preload library: an NVRTC compile without -arch is compiled for the GPU (NVSHIM_DEVICES, the "

@@ -124,7 +124,7 @@ out=$("$NVSHIM" explain-api cudaDeviceProp::clockRate 2>&1); s1=$?
 check "explain-api: an entry" test "$s1" = 0 -a "$out" = "cudaDeviceProp::clockRate: removed in CUDA 13.0
   use:     cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, device)
   example: int khz = 0; cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device);
-  compat:  include/nvshim/compat/runtime.h, the field read rewritten in a private copy of the source, in the retry of a compile that failed on it
+  compat:  include/nvshim/compat/runtime.h, the field read rewritten in a private copy of the source or header that reads it, in the retry of a compile that failed on it
   migrate: OBJ.clockRate -> nvshim_migrate_attr(cudaDevAttrClockRate, DEVICE), DEVICE the one passed to cudaGetDeviceProperties(&OBJ, DEVICE); a static helper calling cudaDeviceGetAttribute is added after the leading #includes"
 check "explain-api: an entry of CCCL 3.0, its compat header and its migrate form" eval \
 	'"$NVSHIM" explain-api cub::Max | grep -qxF "  compat:  include/nvshim/compat/cub.h, in the retry of a compile that failed on it" &&
