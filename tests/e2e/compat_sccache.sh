@@ -85,6 +85,17 @@ check "explain --dryrun: the cached verdict and the layered line" contains "$out
 out=$("$NVSHIM" stats 2>&1)
 check "nvshim stats counts compat.dryrun" contains "$out" "compat.dryrun"
 
+# nvshim's answers themselves: the layered steps and source, and fail open.
+"$NV" --dryrun -c devinfo.cu -o x.o 2>dry.err
+check "--dryrun of devinfo.cu: the steps force-include the layer's header and compile the lasting copy" eval \
+	'grep -q "^#\$ .*-include.*nvshim/compat/runtime.h" dry.err && grep -q "^#\$ cudafe++ .*$WORK/cache/compat/copies/[0-9a-f]*/devinfo.cu" dry.err'
+"$NV" -E devinfo.cu >dev.ii 2>/dev/null
+check "-E of devinfo.cu: the layered source (nvshim_compat_clockRate)" grep -q "nvshim_compat_clockRate(&(prop))" dev.ii
+"$NVCC" --dryrun -c devinfo.cu -o x.o 2>nvcc.dry
+NVSHIM_FAULT=compat "$NV" --dryrun -c devinfo.cu -o x.o 2>fault.dry
+check "a fault in the layer: nvcc's steps, and one warning" eval \
+	'cmp -s <(normalise nvcc.dry) <(grep -v "^nvshim warning : the compatibility layer did not run: injected fault" fault.dry | normalise) && test "$(grep -c "^nvshim warning" fault.dry)" = 1'
+
 # A removed thrust::unary_function base (CCCL 3.0): the layer's header through sccache.
 sccache "$NV" -c functor.cu -o functor.o -std=c++17 2>functor.err; s=$?
 check "functor.cu (thrust::unary_function): sccache nvshim builds" test "$s" = 0 -a -s functor.o
