@@ -147,8 +147,9 @@ int compat_dryrun_front_args(const struct invocation *inv, struct argv *out, siz
 			if (k == OPT_KIND_MODE || k == OPT_KIND_OUTPUT || k == OPT_KIND_TARGET ||
 			    k == OPT_KIND_DEPENDENCY || k == OPT_KIND_DRIVER || k == OPT_KIND_INFO)
 				continue;
-			/* sccache's -Xcompiler=-P: no line markers, and errors without their file */
-			if (!strcmp(a->opt->name, "compiler-options") && a->value && !strcmp(a->value, "-P"))
+			/* sccache's -Xcompiler=-P (-EP): no line markers, and errors without their file */
+			if (!strcmp(a->opt->name, "compiler-options") && a->value &&
+			    (!strcmp(a->value, "-P") || !strcmp(a->value, "-EP")))
 				continue;
 		}
 		if (a->what == ARG_INPUT)
@@ -533,6 +534,24 @@ int compat_dryrun_apply(const struct compat_context *ctx, struct plan *plan, int
 	struct invocation inv;
 	invocation_parse(&inv, plan->argv.v + 1, plan->argv.n - 1, no_env);
 	int preprocess = inv.mode == MODE_PREPROCESS;
+	/* An -E that keeps its compile's -c (-dc, -dw), or has sccache's -Xcompiler=-P (-EP for
+	 * MSVC; its compile-and-link has no -c), is a compile's key; an -E alone (a user's, ccache's
+	 * preprocessor mode) is nvcc's, untouched. */
+	int compile = 0;
+	for (size_t i = 0; i < inv.nargs; i++) {
+		const struct inv_arg *a = &inv.args[i];
+		if (a->what == ARG_OPTION && a->opt->kind == OPT_KIND_MODE &&
+		    (!strcmp(a->opt->name, "compile") || !strcmp(a->opt->name, "device-c") ||
+		     !strcmp(a->opt->name, "device-w")))
+			compile = 1;
+		if (a->what == ARG_OPTION && !strcmp(a->opt->name, "compiler-options") && a->value &&
+		    (!strcmp(a->value, "-P") || !strcmp(a->value, "-EP")))
+			compile = 1;
+	}
+	if (preprocess && !inv.dryrun && !compile) {
+		invocation_release(&inv);
+		return 0;
+	}
 	struct argv front = ARGV_INIT;
 	size_t source = 0;
 	if ((!inv.dryrun && !preprocess) || compat_dryrun_front_args(&inv, &front, &source)) {

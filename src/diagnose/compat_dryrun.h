@@ -3,8 +3,10 @@
  * sccache in front of nvshim decomposes every nvcc compile: it asks `nvcc ARGS -E -Xcompiler=-P`
  * for the text its cache key hashes, then `nvcc ARGS --dryrun --keep` (twice), and runs the
  * listed steps (cudafe++, cicc, ptxas, ...) itself, caching each by its inputs. nvshim never
- * sees the front end fail, so compat_after_failure() cannot act. Here, for a --dryrun or -E of a
- * compile with `compat = auto`, nvshim decides beforehand whether the compile needs the layer,
+ * sees the front end fail, so compat_after_failure() cannot act. Here, for a --dryrun of a
+ * compile, or an -E that keeps its compile's -c, -dc or -dw or has -Xcompiler=-P (sccache's
+ * key: an -E alone, a user's or ccache's, is left to nvcc), with `compat = auto`, nvshim decides beforehand whether
+ * the compile needs the layer,
  * and if so answers with the layered compile: the -E text of the layered source, the steps of
  * the layered command line. Whoever runs those steps builds what compat_after_failure() would
  * have built, and a cache that keys on them keys on the layer.
@@ -51,7 +53,7 @@ int compat_dryrun_gate(const char *text, const struct argv *names);
 
 /* The front end's arguments for a compile line (parsed without the environment's flags):
  * every argument but the mode, output, target, dependency, driver and information options and
- * -Xcompiler=-P (sccache's, which would take the line markers the errors are read by), -x first
+ * -Xcompiler=-P or -EP (sccache's, which would take the line markers the errors are read by), -x first
  * (nvcc applies it to every input; none where the source's suffix says the same), then the compile's mode (-dc, -dw, else -c). *source: the index in *out of the one source. Returns 0,
  * or -1 when the line is not one compile of one C, C++ or CUDA source. Pure. */
 int compat_dryrun_front_args(const struct invocation *inv, struct argv *out, size_t *source);

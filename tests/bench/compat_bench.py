@@ -7,8 +7,13 @@ goes first (as tests/bench/bench.py does), medians of N pairs.
     nvshim, which runs nvcc, sees it fail and compiles once more with the layer, against what
     the same work costs by hand: nvcc on the failing source, then nvcc on the hand-fixed one.
     The ratio near 1 says the layer costs one extra compile of that source and nothing more.
+  - with --dryrun, the answers sccache in front asks nvshim for (docs/compat.md, "sccache in
+    front"): `--dryrun -c` of a source that names nothing the layer restores (the gate alone),
+    of one that does in its CUDA 13 form (the cached verdict: plain) and of devinfo.cu (the
+    cached verdict: the layer), each against nvcc's own --dryrun; and the check itself (no
+    verdict: the front end run, twice for devinfo.cu) against nvcc compiling that source.
 
-    python3 tests/bench/compat_bench.py --nvshim build/nvshim [--nvcc /usr/local/cuda/bin/nvcc] [--pairs 15]
+    python3 tests/bench/compat_bench.py --nvshim build/nvshim [--nvcc /usr/local/cuda/bin/nvcc] [--pairs 15] [--dryrun]
 """
 import argparse
 import os
@@ -26,6 +31,9 @@ def timed(cmds, env, cwd):
     """Runs the commands one after the other; the wall time of all of them, in ms."""
     t = time.perf_counter()
     for cmd, may_fail in cmds:
+        if callable(cmd):
+            cmd()
+            continue
         r = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if r.returncode and not may_fail:
             raise SystemExit(f"failed: {' '.join(cmd)}")
@@ -37,6 +45,7 @@ def main():
     ap.add_argument("--nvshim", required=True)
     ap.add_argument("--nvcc", default="/usr/local/cuda/bin/nvcc")
     ap.add_argument("--pairs", type=int, default=15)
+    ap.add_argument("--dryrun", action="store_true", help="the --dryrun cases (sccache in front)")
     a = ap.parse_args()
     nvshim = os.path.abspath(a.nvshim)
     work = tempfile.mkdtemp(prefix="nvshim-compat-bench-")
@@ -61,6 +70,25 @@ def main():
          [([nvshim, "-c", "memadvise.cu", "-o", "s.o"], False)],
          [([nv, "-c", "memadvise.cu", "-o", "r.o"], True), ([nv, "-c", "memadvise_fixed.cu", "-o", "r.o"], False)]),
     ]
+    verdicts = os.path.join(work, "cache", "compat", "verdicts")
+    forget = (lambda: shutil.rmtree(verdicts, ignore_errors=True), False)
+    if a.dryrun:
+        d = ["--dryrun", "-c"]
+        cases = [
+            ("clean.cu --dryrun -c: names nothing the layer restores (the gate alone)",
+             [([nvshim] + d + ["clean.cu", "-o", "s.o"], False)], [([nv] + d + ["clean.cu", "-o", "r.o"], False)]),
+            ("memadvise_fixed.cu --dryrun -c: names cudaMemAdvise, verdict cached (plain)",
+             [([nvshim] + d + ["memadvise_fixed.cu", "-o", "s.o"], False)],
+             [([nv] + d + ["memadvise_fixed.cu", "-o", "r.o"], False)]),
+            ("devinfo.cu --dryrun -c: verdict cached (the layer)",
+             [([nvshim] + d + ["devinfo.cu", "-o", "s.o"], False)], [([nv] + d + ["devinfo.cu", "-o", "r.o"], False)]),
+            ("memadvise_fixed.cu --dryrun -c, no verdict (the check: one front end) / nvcc -c of it",
+             [forget, ([nvshim] + d + ["memadvise_fixed.cu", "-o", "s.o"], False)],
+             [forget, ([nv, "-c", "memadvise_fixed.cu", "-o", "r.o"], False)]),
+            ("devinfo.cu --dryrun -c, no verdict (the check: two front ends) / nvcc -c of devinfo_fixed.cu",
+             [forget, ([nvshim] + d + ["devinfo.cu", "-o", "s.o"], False)],
+             [forget, ([nv, "-c", "devinfo_fixed.cu", "-o", "r.o"], False)]),
+        ]
     rows = []
     for name, shim, real in cases:
         for _ in range(2):  # warm-up: caches of facts, the page cache
@@ -78,7 +106,7 @@ def main():
     v = subprocess.run([nv, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2]
     print(f"compatibility layer benchmark: {a.pairs} alternating pairs per case; {v}; {os.cpu_count()} CPUs")
     print()
-    print("| case | by hand (nvcc) median | nvshim median | median added per pair | ratio |")
+    print("| case | %s median | nvshim median | median added per pair | ratio |" % ("nvcc" if a.dryrun else "by hand (nvcc)"))
     print("|---|---|---|---|---|")
     for name, mr, ms, diff, ratio in rows:
         print(f"| {name} | {mr:.0f} ms | {ms:.0f} ms | {diff:+.0f} ms | {ratio:.3f} |")

@@ -89,8 +89,12 @@ check "nvshim stats counts compat.dryrun" contains "$out" "compat.dryrun"
 "$NV" --dryrun -c devinfo.cu -o x.o 2>dry.err
 check "--dryrun of devinfo.cu: the steps force-include the layer's header and compile the lasting copy" eval \
 	'grep -q "^#\$ .*-include.*nvshim/compat/runtime.h" dry.err && grep -q "^#\$ cudafe++ .*$WORK/cache/compat/copies/[0-9a-f]*/devinfo.cu" dry.err'
-"$NV" -E devinfo.cu >dev.ii 2>/dev/null
-check "-E of devinfo.cu: the layered source (nvshim_compat_clockRate)" grep -q "nvshim_compat_clockRate(&(prop))" dev.ii
+"$NV" -c -E -Xcompiler=-P devinfo.cu >dev.ii 2>/dev/null
+check "-c -E of devinfo.cu (sccache's key): the layered source (nvshim_compat_clockRate)" grep -q "nvshim_compat_clockRate(&(prop))" dev.ii
+"$NV" -E devinfo.cu >shim.ii 2>shim.err
+"$NVCC" -E devinfo.cu >nvcc.ii 2>nvcc.err
+check "-E alone (a user's, ccache's): nvcc's, byte for byte" eval 'cmp -s shim.ii nvcc.ii && cmp -s shim.err nvcc.err'
+
 "$NVCC" --dryrun -c devinfo.cu -o x.o 2>nvcc.dry
 NVSHIM_FAULT=compat "$NV" --dryrun -c devinfo.cu -o x.o 2>fault.dry
 check "a fault in the layer: nvcc's steps, and one warning" eval \
