@@ -584,9 +584,21 @@ int compat_dryrun_apply(const struct compat_context *ctx, struct plan *plan, int
 			"stands");
 		goto out;
 	}
-	api_context_load(ctx->api, &t, &version);
-	compat_dryrun_names(&t, version, &names);
+	/* The gate with every entry's names (no toolkit facts read: a superset); the table again
+	 * with the toolkit's version only for a source it lets through. */
+	struct api_context quick = *ctx->api;
+	quick.nvcc = NULL;
+	quick.find_nvcc = NULL;
+	api_context_load(&quick, &t, &version);
+	compat_dryrun_names(&t, NULL, &names);
 	gate_file(front.v[source], &g, GATE_DEPTH, &names, GATE_SOURCE_BYTES);
+	if (g.hit) {
+		api_table_release(&t);
+		api_table_init(&t);
+		free(version);
+		version = NULL;
+		api_context_load(ctx->api, &t, &version);
+	}
 	if (!g.hit) {
 		if (what)
 			*what = xasprintf("compat = auto, %s: %s names no API the layer restores: nvcc's answer as "
