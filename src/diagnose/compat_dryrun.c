@@ -477,7 +477,7 @@ static void verdict_key(const char *nvcc, const struct argv *front, size_t sourc
 }
 
 /* Decides by running the front end: *d and *why get the verdict. */
-static void check(const struct compat_context *ctx, const char *nvcc, const struct argv *line,
+static void check(const struct compat_context *ctx, const char *nvcc, const struct argv *line, size_t source,
 		  const struct api_table *t, const char *version, const char *inc, struct compat_decision *d,
 		  char **why)
 {
@@ -517,7 +517,7 @@ static void check(const struct compat_context *ctx, const char *nvcc, const stru
 			compat_layered_release(&l);
 		}
 	}
-	diag_note(VERBOSITY_VERBOSE, "compat: checked the front end of %s in %.0f ms: %s", line->v[0],
+	diag_note(VERBOSITY_VERBOSE, "compat: checked the front end of %s in %.0f ms: %s", line->v[source],
 		  runner_now_ms() - t0, d->retry ? "the layer" : *why);
 	free(held);
 	cache_remove_dir(priv);
@@ -635,7 +635,7 @@ int compat_dryrun_apply(const struct compat_context *ctx, struct plan *plan, int
 		compat_decision_release(&d);
 		free(why);
 		why = NULL;
-		check(ctx, nvcc, &front, &t, version, inc, &d, &why);
+		check(ctx, nvcc, &front, source, &t, version, inc, &d, &why);
 		from = "checked now";
 		char *v = compat_dryrun_verdict_format(key, &d, why);
 		if (cache_write(vdir, vfile, v))
