@@ -65,7 +65,7 @@ for src in devinfo.cu memadvise.cu; do
 	check "$src: sccache nvshim builds ($r1)" eval 'test "$s1" = 0 -a -s $o-s1.o && grep -q "misses=[1-9]" <<<"$r1"'
 	[ "$s1" = 0 ] || sed 's/^/# /' $o-s1.err | tail -n 5
 	check "$src: ... the log has the decision (compat.dryrun)" grep -q 'restored by nvshim.s compatibility layer.*the steps --dryrun prints compile with it.*\[compat.dryrun\]' log.json
-	NVSHIM_LOG_FILE= "$NV" -c $src -o $o-own.o 2>/dev/null
+	NVSHIM_LOG_FILE='' "$NV" -c $src -o $o-own.o 2>/dev/null
 	if [ -n "$CUOBJDUMP" ]; then
 		check "$src: ... the object is the one nvshim builds without sccache (machine code, symbols)" same_build $o-s1.o $o-own.o
 	fi
