@@ -10,6 +10,7 @@
 #include "machine/launcher.h"
 #include "diagnose/api.h"
 #include "diagnose/compat.h"
+#include "diagnose/compat_dryrun.h"
 #include "modes/cc.h"
 #include "modes/nvcc.h"
 
@@ -112,6 +113,14 @@ int cmd_explain(int n, char **args)
 	struct link_result link;
 	link_result_init(&link);
 	int retargeted = nvcc_plan(&s, &inv, nvcc, &plan, &ps, &link, &before, &after);
+	/* A --dryrun or -E: the layered compile's, when the cached verdict says so (compat_dryrun.h;
+	 * explain runs no check). */
+	char *dry = NULL;
+	if ((inv.dryrun || inv.mode == MODE_PREPROCESS) && !ps.mp.split) {
+		struct api_context ac = { &s.cfg, nvcc, s.self.exe_dir, NULL, NULL };
+		struct compat_context cx = { &ac, session_env, 0 };
+		compat_dryrun_apply(&cx, &plan, 0, &dry);
+	}
 	/* What the threads step would choose now; nothing is taken. */
 	struct threads_hold th;
 	threads_hold_init(&th);
@@ -181,6 +190,10 @@ int cmd_explain(int n, char **args)
 	if (ps.mp.hold)
 		printf("on failure: an architecture-related error is probed (each target on its own) and "
 		       "the command retried once\n");
+	if (dry) {
+		printf("compat    : %s\n", dry);
+		free(dry);
+	}
 	/* The compatibility layer (compat.h): only for a compile whose stderr is held. */
 	if (crash_wanted(&inv, &s.cfg) && inv.ninputs) {
 		char *c = compat_explain(&s.cfg, s.self.exe_dir);

@@ -13,6 +13,7 @@
 
 #include "base/cache.h"
 #include "base/diag.h"
+#include "base/hash.h"
 #include "base/fault.h"
 #include "buildwide/build.h"
 #include "buildwide/once.h"
@@ -571,7 +572,7 @@ static char *map_dir(const char *dir, void *arg)
 /* The sites in project headers: private copies of those headers and of the source, in a mirror
  * of the tree that holds them, and the compile line `argv` changed to compile through it.
  * 1 when argv is ready; 0 (h released) when not: the first compile's result stands. */
-static int copy_headers(const struct compat_context *ctx, const struct compat_decision *d, const char *inc,
+static int copy_headers(int host, const char *nvcc, const struct compat_decision *d, const char *inc,
 			struct argv *argv, struct headers_copy *h)
 {
 	size_t pos = source_argument(argv);
@@ -584,7 +585,6 @@ static int copy_headers(const struct compat_context *ctx, const struct compat_de
 	char *sdir_spelled = slash ? xstrndup(h->source, (size_t)(slash - h->source + 1)) : xstrdup("");
 	char *sdir = realpath(*sdir_spelled ? sdir_spelled : ".", NULL);
 	const char *base = slash ? slash + 1 : h->source;
-	int host = ctx->host;
 	int cplusplus = !overlay_is_c(argv, h->source, host);
 	/* the real path of each site's file; the headers, each once */
 	char **real = XCNEWVEC(char *, d->nsites);
@@ -616,8 +616,8 @@ static int copy_headers(const struct compat_context *ctx, const struct compat_de
 	char *cuda = realpath("/usr/local/cuda", NULL);
 	if (cuda)
 		argv_push_owned(&excluded, cuda);
-	if (ctx->api->nvcc) {
-		char *tk = xstrdup(ctx->api->nvcc), *t;
+	if (nvcc) {
+		char *tk = xstrdup(nvcc), *t;
 		for (int k = 0; k < 2 && (t = strrchr(tk, '/')); k++)
 			*t = '\0';
 		char *r = *tk ? realpath(tk, NULL) : NULL;
@@ -826,6 +826,170 @@ static void note_none(struct plan *plan, const struct compat_decision *d)
 	}
 }
 
+void compat_layered_release(struct compat_layered *l)
+{
+	if (l->temp && l->copy)
+		unlink(l->copy);
+	if (l->temp && l->dir)
+		rmdir(l->dir);
+	if (l->headers) {
+		headers_copy_release(l->headers);
+		free(l->headers);
+	}
+	argv_release(&l->argv);
+	free(l->copy);
+	free(l->dir);
+	free(l->source);
+	memset(l, 0, sizeof(*l));
+	argv_init(&l->argv);
+}
+
+/* Where a lasting private copy of text `copied` for `source` goes: <cache_dir>/compat/copies/HASH,
+ * HASH of the text and the source's absolute directory (its -iquote). xmalloc'ed. */
+static char *lasting_dir(const char *cache_dir, const char *copied, const char *sdir)
+{
+	uint64_t h = hash_str(HASH_INIT, "nvshim compat copy 1");
+	h = hash_bytes(h, copied, strlen(copied) + 1);
+	h = hash_str(h, sdir);
+	uint64_t h2 = hash_str(h ^ 0x9e3779b97f4a7c15ULL, copied);
+	return xasprintf("%s/compat/copies/%016llx%016llx", cache_dir, (unsigned long long)h, (unsigned long long)h2);
+}
+
+int compat_layer(const struct argv *argv, const struct compat_decision *d, const char *inc, const char *cache_dir,
+		 int host, const char *nvcc, struct compat_layered *l)
+{
+	memset(l, 0, sizeof(*l));
+	argv_copy(&l->argv, argv);
+	int ok = 1;
+	if (d->nsites) {
+		char *source = xstrdup(d->sites[0].file);
+		for (size_t i = 1; i < d->nsites; i++)
+			ok &= !strcmp(d->sites[i].file, source);
+		/* the argument that names it (a launcher may print it absolute) */
+		size_t pos = 0;
+		for (size_t i = 1; i < l->argv.n && ok && !pos; i++)
+			if (same_file(l->argv.v[i], source))
+				pos = i;
+		if (!ok || !pos) {
+			/* reads in project headers too: private copies in a mirror of their tree */
+			free(source);
+			if (cache_dir) {
+				diag_note(VERBOSITY_VERBOSE, "compat: field reads in project headers: their private "
+					  "copies do not outlive nvshim, so a dry run is not layered");
+				return -1;
+			}
+			l->headers = XNEW(struct headers_copy);
+			headers_copy_init(l->headers);
+			ok = copy_headers(host, nvcc, d, inc, &l->argv, l->headers);
+			if (ok)
+				l->source = xstrdup(l->headers->source);
+			for (size_t i = 0; ok && i < d->headers.n; i++) {
+				argv_push(&l->argv, "-include");
+				argv_push_owned(&l->argv, concat(inc, "/nvshim/compat/", d->headers.v[i], NULL));
+			}
+			return ok ? 0 : -1;
+		}
+		if (pos) {
+			free(source);
+			source = xstrdup(l->argv.v[pos]);
+		}
+		l->source = source;
+		char *text = ok && pos ? cache_read(source) : NULL;
+		char *copied = text ? compat_rewrite(text, source, d->sites, d->nsites, &l->rewritten) : NULL;
+		const char *slash = strrchr(source, '/');
+		/* "header.h" next to the source is found as before; a lasting copy is used after
+		 * nvshim ended, from any directory: its directory absolute */
+		char *sdir = slash ? xstrndup(source, (size_t)(slash - source)) : xstrdup(".");
+		if (copied && cache_dir) {
+			char *real = realpath(*sdir ? sdir : "/", NULL);
+			free(sdir);
+			sdir = real;
+			if (sdir) {
+				l->dir = lasting_dir(cache_dir, copied, sdir);
+				l->copy = concat(l->dir, "/", slash ? slash + 1 : source, NULL);
+				char *have = cache_read(l->copy);
+				/* content-addressed: a copy already there is this one */
+				ok = (have && !strcmp(have, copied)) || !cache_write(l->dir, l->copy, copied);
+				free(have);
+			} else {
+				ok = 0;
+			}
+		} else if (copied) {
+			const char *tmp = getenv("TMPDIR");
+			l->dir = concat(tmp && *tmp == '/' ? tmp : "/tmp", "/nvshim-compat-XXXXXX", NULL);
+			l->temp = 1;
+			if (!mkdtemp(l->dir)) {
+				free(l->dir);
+				l->dir = NULL;
+				ok = 0;
+			} else {
+				l->copy = concat(l->dir, "/", slash ? slash + 1 : source, NULL);
+				FILE *f = fopen(l->copy, "w");
+				ok = f && fputs(copied, f) >= 0;
+				if (f)
+					ok &= fclose(f) == 0;
+			}
+		} else {
+			ok = 0;
+		}
+		if (ok) {
+			free(l->argv.v[pos]);
+			l->argv.v[pos] = xstrdup(l->copy);
+			if (host) {
+				argv_insert(&l->argv, 1, sdir);
+				argv_insert(&l->argv, 1, "-iquote");
+			} else {
+				char *x = concat("-iquote,", sdir, NULL);
+				argv_push(&l->argv, "-Xcompiler");
+				argv_push_owned(&l->argv, x);
+			}
+		}
+		free(sdir);
+		free(copied);
+		free(text);
+	}
+	for (size_t i = 0; ok && i < d->headers.n; i++) {
+		argv_push(&l->argv, "-include");
+		argv_push_owned(&l->argv, concat(inc, "/nvshim/compat/", d->headers.v[i], NULL));
+	}
+	return ok ? 0 : -1;
+}
+
+char *compat_restored_text(const struct compat_decision *d, const struct compat_layered *l, const struct argv *argv,
+			   const char *goes)
+{
+	char *what = joined(&d->entries), *hdr = joined(&d->headers);
+	/* the compiled source: a file the errors name that is an argument */
+	const char *named = l->copy ? l->source : NULL;
+	for (size_t i = 0; i < d->files.n && !named; i++)
+		for (size_t k = 1; k < argv->n && !named; k++)
+			if (!strcmp(argv->v[k], d->files.v[i]))
+				named = d->files.v[i];
+	static const char *const ext[] = { ".cu", ".c", ".cpp", ".cc", ".cxx", ".C" };
+	for (size_t k = 1; k < argv->n && !named; k++) {
+		const char *dot = strrchr(argv->v[k], '.');
+		for (size_t e = 0; dot && e < sizeof(ext) / sizeof(ext[0]) && !named; e++)
+			if (!strcmp(dot, ext[e]) && is_file(argv->v[k]))
+				named = argv->v[k];
+	}
+	char *src = l->headers ? migrate_files(d, l->headers) : xstrdup(named ? named : "FILE");
+	char *how = l->headers ? rewritten_how(l->headers)
+		    : l->copy ? xasprintf("; %lu field read%s rewritten in a private copy of %s (the file "
+					"itself is untouched)", (unsigned long)l->rewritten, l->rewritten == 1 ? "" : "s",
+					l->source)
+			    : xstrdup("");
+	char *text = xasprintf("CUDA %s restored by nvshim's compatibility layer (nvshim/compat/%s "
+			       "force-included%s)", what, hdr, how);
+	char *full = xasprintf("%s: %s; the lasting fix is `nvshim migrate %s`, which rewrites "
+			       "the code for CUDA 12 and 13", text, goes, src);
+	free(text);
+	free(what);
+	free(hdr);
+	free(src);
+	free(how);
+	return full;
+}
+
 int compat_after_failure(const struct compat_context *ctx, struct plan *plan, struct run_result *res,
 			 char **held)
 {
@@ -861,109 +1025,42 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 		warning("the compatibility layer's headers (nvshim/compat/) are not installed beside nvshim: "
 			"no retry");
 	int restored = 0, retried = 0;
-	struct argv argv = ARGV_INIT;
-	char *dir = NULL, *copy = NULL, *source = NULL;
-	size_t rewritten = 0;
-	int in_headers = 0;
-	struct headers_copy hc;
-	headers_copy_init(&hc);
+	struct compat_layered l;
+	memset(&l, 0, sizeof(l));
+	argv_init(&l.argv);
 	if (inc) {
-		argv_copy(&argv, &plan->argv);
-		/* The field reads: a private copy of their source (one source per compile). */
-		int ok = 1;
-		size_t pos = 0;
-		if (d.nsites) {
-			source = xstrdup(d.sites[0].file);
-			for (size_t i = 1; i < d.nsites; i++)
-				ok &= !strcmp(d.sites[i].file, source);
-			/* the argument that names it (a launcher may print it absolute) */
-			for (size_t i = 1; i < argv.n && ok && !pos; i++)
-				if (same_file(argv.v[i], source))
-					pos = i;
-			/* reads in project headers too: private copies in a mirror of their tree */
-			in_headers = !ok || !pos;
-		}
-		if (in_headers) {
-			free(source);
-			source = NULL;
-			ok = copy_headers(ctx, &d, inc, &argv, &hc);
-			if (ok)
-				source = xstrdup(hc.source);
-		} else if (d.nsites) {
-			if (pos) {
-				free(source);
-				source = xstrdup(argv.v[pos]);
-			}
-			char *text = ok && pos ? cache_read(source) : NULL;
-			char *copied = text ? compat_rewrite(text, source, d.sites, d.nsites, &rewritten) : NULL;
-			const char *tmp = getenv("TMPDIR");
-			dir = copied ? concat(tmp && *tmp == '/' ? tmp : "/tmp", "/nvshim-compat-XXXXXX", NULL) : NULL;
-			if (dir && !mkdtemp(dir)) {
-				free(dir);
-				dir = NULL;
-			}
-			if (dir) {
-				const char *slash = strrchr(source, '/');
-				copy = concat(dir, "/", slash ? slash + 1 : source, NULL);
-				FILE *f = fopen(copy, "w");
-				ok = f && fputs(copied, f) >= 0;
-				if (f)
-					ok &= fclose(f) == 0;
-				if (ok) {
-					free(argv.v[pos]);
-					argv.v[pos] = xstrdup(copy);
-					/* "header.h" next to the source is found as before */
-					char *sdir = slash ? xstrndup(source, (size_t)(slash - source)) : xstrdup(".");
-					if (ctx->host) {
-						argv_insert(&argv, 1, sdir);
-						argv_insert(&argv, 1, "-iquote");
-					} else {
-						char *x = concat("-iquote,", sdir, NULL);
-						argv_push(&argv, "-Xcompiler");
-						argv_push_owned(&argv, x);
-					}
-					free(sdir);
-				}
-			} else {
-				ok = 0;
-			}
-			if (!ok)
-				diag_note(VERBOSITY_VERBOSE, "compat: no private copy of %s (its reads not found on the "
-					  "lines reported, or it is not an argument of this compile): no retry", source);
-			free(copied);
-			free(text);
-		}
-		for (size_t i = 0; ok && i < d.headers.n; i++) {
-			argv_push(&argv, "-include");
-			argv_push_owned(&argv, concat(inc, "/nvshim/compat/", d.headers.v[i], NULL));
-		}
+		int ok = !compat_layer(&plan->argv, &d, inc, NULL, ctx->host, ctx->api->nvcc, &l);
+		if (!ok)
+			diag_note(VERBOSITY_VERBOSE, "compat: no private copy of %s (its reads not found on the "
+				  "lines reported, or it is not an argument of this compile): no retry",
+				  l.source ? l.source : "the source");
 		if (ok) {
 			struct run_result again = { 127, 0, 0 };
 			char *held2 = NULL;
-			char *line = argv_to_shell(&argv);
+			char *line = argv_to_shell(&l.argv);
 			diag_note(VERBOSITY_VERBOSE, "compiling again with the compatibility layer: %s", line);
 			free(line);
 			retried = 1;
-			if (!runner_run_held(plan->tool, &argv, &again, &held2) && again.status == 0) {
-				char *deps = deps_file(&argv);
-				if (deps && copy)
-					replace_in_file(deps, copy, source);
-				if (deps && in_headers)
-					unmap_file(deps, &hc.from, &hc.to);
-				if (deps && (copy || in_headers))
+			if (!runner_run_held(plan->tool, &l.argv, &again, &held2) && again.status == 0) {
+				char *deps = deps_file(&l.argv);
+				if (deps && l.copy)
+					replace_in_file(deps, l.copy, l.source);
+				if (deps && l.headers)
+					unmap_file(deps, &l.headers->from, &l.headers->to);
+				if (deps && (l.copy || l.headers))
 					dedupe_file(deps);
 				free(deps);
 				free(*held);
 				*held = held2;
 				/* its warnings name the user's files, not the mirror's */
-				if (in_headers && held2) {
-					*held = overlay_unmap(held2, &hc.from, &hc.to);
+				if (l.headers && held2) {
+					*held = overlay_unmap(held2, &l.headers->from, &l.headers->to);
 					free(held2);
 				}
 				*res = again;
 				restored = 1;
 			} else {
-				char *said = in_headers && held2 ? overlay_unmap(held2, &hc.from, &hc.to) : NULL;
+				char *said = l.headers && held2 ? overlay_unmap(held2, &l.headers->from, &l.headers->to) : NULL;
 				diag_note(VERBOSITY_VERBOSE, "the compile with the compatibility layer failed too "
 					  "(status %d):\n%s", again.status, said ? said : held2 ? held2 : "");
 				free(said);
@@ -972,32 +1069,10 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 		}
 	}
 	if (restored) {
-		char *what = joined(&d.entries), *hdr = joined(&d.headers);
-		/* the compiled source: a file the errors name that is an argument */
-		const char *named = source;
-		for (size_t i = 0; i < d.files.n && !named; i++)
-			for (size_t k = 1; k < plan->argv.n && !named; k++)
-				if (!strcmp(plan->argv.v[k], d.files.v[i]))
-					named = d.files.v[i];
-		static const char *const ext[] = { ".cu", ".c", ".cpp", ".cc", ".cxx", ".C" };
-		for (size_t k = 1; k < plan->argv.n && !named; k++) {
-			const char *dot = strrchr(plan->argv.v[k], '.');
-			for (size_t e = 0; dot && e < sizeof(ext) / sizeof(ext[0]) && !named; e++)
-				if (!strcmp(dot, ext[e]) && is_file(plan->argv.v[k]))
-					named = plan->argv.v[k];
-		}
-		char *src = in_headers ? migrate_files(&d, &hc) : xstrdup(named ? named : "FILE");
-		char *how = in_headers ? rewritten_how(&hc) : copy ? xasprintf("; %lu field read%s rewritten in a private copy of %s (the file "
-					     "itself is untouched)", (unsigned long)rewritten, rewritten == 1 ? "" : "s", source)
-				 : xstrdup("");
-		plan_note(plan, "compat.restored", "CUDA %s restored by nvshim's compatibility layer "
-			  "(nvshim/compat/%s force-included%s): the build goes on; the lasting fix is "
-			  "`nvshim migrate %s`, which rewrites the code for CUDA 12 and 13", what, hdr, how, src);
+		char *text = compat_restored_text(&d, &l, &plan->argv, "the build goes on");
+		plan_note(plan, "compat.restored", "%s", text);
+		free(text);
 		say_restored(ctx, plan->notes.v[plan->notes.n - 1]);
-		free(what);
-		free(hdr);
-		free(src);
-		free(how);
 	} else if (retried) {
 		if (d.others)
 			plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer "
@@ -1008,16 +1083,8 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			plan_note(plan, "compat.failed", "the compile failed on APIs the compatibility layer "
 				  "restores, and failed again with it: the first compile's errors stand");
 	}
-	if (copy)
-		unlink(copy);
-	if (dir)
-		rmdir(dir);
-	headers_copy_release(&hc);
-	free(copy);
-	free(dir);
-	free(source);
+	compat_layered_release(&l);
 	free(inc);
-	argv_release(&argv);
 	compat_decision_release(&d);
 	return restored;
 }

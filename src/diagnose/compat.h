@@ -73,6 +73,43 @@ char *compat_rewrite_as(const char *text, const char *name, int cplusplus, const
 /* The directory that holds nvshim/compat/ (xmalloc'ed), or NULL. */
 char *compat_include_dir(const char *exe_dir);
 
+/* The compile with the layer: its command line, and the private copy it compiles. */
+struct headers_copy;
+
+struct compat_layered {
+	struct argv argv;  /* the command line with the layer */
+	char *copy;        /* the private copy, or NULL (no field read rewritten) */
+	char *dir;         /* its directory */
+	char *source;      /* the source argument it stands for */
+	size_t rewritten;  /* field reads rewritten */
+	int temp;          /* the copy is temporary: compat_layered_release() removes it */
+	struct headers_copy *headers; /* reads in project headers: their private copies and the
+				       * mirror the compile goes through (temporary), or NULL */
+};
+
+/* Builds the command line `argv` with the layer of `d` (a decision to retry) into *l: -include
+ * <inc>/nvshim/compat/H for each header; with field sites (all in one source), the source
+ * argument replaced by a private copy rewritten at them (compat_rewrite()), with -iquote of the
+ * source's directory (nvcc: -Xcompiler -iquote,DIR; host: -iquote DIR first) so that its "x.h"
+ * is found as before. The copy goes to a new $TMPDIR/nvshim-compat-XXXXXX (removed by
+ * compat_layered_release()) when cache_dir is NULL; else it is a lasting one, for steps that run
+ * after nvshim ended: <cache_dir>/compat/copies/HASH/NAME (HASH of its text and the source's
+ * absolute directory, which -iquote then names), written once. With sites in project headers
+ * the source includes (not all in the one source argument), those headers are copied and
+ * rewritten in a temporary mirror of their tree that the compile goes through (overlay.h;
+ * header and toolkit directories of `nvcc`, which may be NULL, are never copied): only with
+ * cache_dir NULL (a mirror does not outlive nvshim). Returns 0, or -1 when the copy cannot be
+ * made (*l is to be released either way). */
+int compat_layer(const struct argv *argv, const struct compat_decision *d, const char *inc, const char *cache_dir,
+		 int host, const char *nvcc, struct compat_layered *l);
+void compat_layered_release(struct compat_layered *l);
+
+/* "CUDA NAMES restored by nvshim's compatibility layer (...): GOES; the lasting fix is
+ * `nvshim migrate SOURCE`, ..." for a layered compile of argv (xmalloc'ed); GOES: "the build
+ * goes on", or what a --dryrun does. */
+char *compat_restored_text(const struct compat_decision *d, const struct compat_layered *l, const struct argv *argv,
+			   const char *goes);
+
 struct compat_context {
 	const struct api_context *api; /* the table, the toolkit, the settings */
 	const char *(*env)(const char *name); /* for the build a note is said once in */

@@ -19,6 +19,7 @@
 #include "passes/gates.h"
 #include "passes/targets.h"
 #include "diagnose/compat.h"
+#include "diagnose/compat_dryrun.h"
 
 void nvcc_passes_init(struct nvcc_passes *ps, const struct session *s, const char *nvcc)
 {
@@ -584,6 +585,13 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 	if (ps->mp.active && (ps->mp.decide || ps->mp.split) && modules_decide(&ps->mp, &ps->mctx, plan) &&
 	    !runner_signal())
 		nvcc_replan(s, plan, ps, nvcc, link, NULL, 0);
+	/* A --dryrun or -E whose steps a caller runs itself (sccache): the layered compile's, where
+	 * the compile needs the compatibility layer (compat_dryrun.h). */
+	if ((inv->dryrun || inv->mode == MODE_PREPROCESS) && !ps->mp.split && !runner_signal()) {
+		struct api_context ac = { &s->cfg, nvcc, s->self.exe_dir, NULL, NULL };
+		struct compat_context cx = { &ac, session_env, 0 };
+		compat_dryrun_apply(&cx, plan, 1, NULL);
+	}
 	nvcc_threads_step(s, inv, plan, &th, 1, ps, nvcc);
 	nvcc_print_notes(s, plan);
 	if (!plan->notes.n)

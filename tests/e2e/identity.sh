@@ -111,6 +111,10 @@ EXPECT_FILES=
 same "--dryrun" -- --dryrun -c kernel.cu -o kernel.o
 same "-E to stdout" -- -E kernel.cu
 same "-M to stdout" -- -M kernel.cu
+# A --dryrun and an -E of a source that names APIs the layer restores, in their CUDA 13 forms: the
+# front end is checked (compat_dryrun.h) and passes: nvcc's answers.
+same "--dryrun of the CUDA 13 forms the layer restores (checked, plain)" -- --dryrun -c compat/memadvise_fixed.cu -o m.o
+same "sccache's -c -E of the CUDA 13 forms the layer restores (checked, plain)" -- -c -E -Xcompiler=-P compat/memadvise_fixed.cu
 same "--run the host part" -- --run kernel.cu -o runprog
 same "a syntax error" -- -c bad.cu -o bad.o
 same "an error beside a removed field: no retry (compat = auto, explain_api off)" --env NVSHIM_EXPLAIN_API=false -- -c compat/unrelated.cu -o u.o
