@@ -451,7 +451,9 @@ static void do_field(struct mig *m, size_t i, const struct recipe *r, const char
 	if ((nx && ((nx->c == '=' ) || nx->c == 'P' || nx->c == 'M' ||
 		    (strchr("+-*/%&|^", nx->c) && i + 2 < sc->n && sc->v[i + 2].c == '=' && sc->v[i + 2].b == nx->e))) ||
 	    (ob > 0 && (sc->v[ob - 1].c == '&' || sc->v[ob - 1].c == 'P' || sc->v[ob - 1].c == 'M') &&
-	     (ob < 2 || sc->v[ob - 2].c != 'i'))) {
+	     /* not a binary & (after an operand) nor the second half of && */
+	     (ob < 2 || (!strchr("in)]", sc->v[ob - 2].c) &&
+			 !(sc->v[ob - 2].c == '&' && sc->v[ob - 2].e == sc->v[ob - 1].b))))) {
 		skipped(m, t, name, "not migrated: the field is written or its address taken (the struct has no such field on CUDA 13)");
 		return;
 	}

@@ -202,7 +202,7 @@ Test(migrate, field_of_a_struct_filled_elsewhere_reads_its_pci_device)
 	    "void show(const cudaDeviceProp& p, struct ctx *c, std::vector<cudaDeviceProp> &all) {\n"
 	    " printf(\"%d\\n\", p.clockRate);\n"
 	    " int k = c->props.memoryClockRate + all[1].computeMode;\n"
-	    "}\nint g(const cudaDeviceProp *q) { return q->deviceOverlap; }\n", &r);
+	    "}\nint g(const cudaDeviceProp *q) { return q->deviceOverlap; }\nint h(cudaDeviceProp *q) { return q && q->clockRate & 1; }\n", &r);
 	cr_assert(strstr(r.text, "#include <cuda_runtime.h>\n#if CUDART_VERSION >= 13000\n/* nvshim migrate: cudaDeviceProp's"), "%s", r.text);
 	cr_assert(strstr(r.text, "static inline int nvshim_migrate_prop_attr(const struct cudaDeviceProp *prop, enum cudaDeviceAttr attr)\n"), "%s", r.text);
 	cr_assert(strstr(r.text, "#if CUDART_VERSION >= 13000 /* nvshim migrate */\n"
@@ -213,7 +213,8 @@ Test(migrate, field_of_a_struct_filled_elsewhere_reads_its_pci_device)
 				 " int k = c->props.memoryClockRate + all[1].computeMode;\n#endif\n"), "%s", r.text);
 	cr_assert(strstr(r.text, "#if CUDART_VERSION >= 13000 /* nvshim migrate */\nint g(const cudaDeviceProp *q) { return "
 				 "nvshim_migrate_prop_attr(q, cudaDevAttrGpuOverlap); }\n#else\n"), "%s", r.text);
-	cr_assert_eq(r.changes, 4);
+	cr_assert(strstr(r.text, "int h(cudaDeviceProp *q) { return q && nvshim_migrate_prop_attr(q, cudaDevAttrClockRate) & 1; }\n"), "%s", r.text);
+	cr_assert_eq(r.changes, 5);
 	cr_assert_eq(r.skipped.n, 0);
 	/* Migrated again: nothing changes (the #else side is the old form, kept). */
 	struct migrate_result r2;
