@@ -47,7 +47,9 @@ struct recipe {
 	{ "cudaDeviceProp::" f, K_FIELD, attr, G_NONE, 0, 0,                                           \
 	  "OBJ." f " -> nvshim_migrate_attr(" attr ", DEVICE), DEVICE the one passed to "              \
 	  "cudaGetDeviceProperties(&OBJ, DEVICE); a static helper calling cudaDeviceGetAttribute is "  \
-	  "added after the leading #includes", NULL }
+	  "added after the leading #includes; where no such call is in sight and OBJ is declared a "    \
+	  "cudaDeviceProp, nvshim_migrate_prop_attr(&(OBJ), " attr "), the device whose PCI ids are "  \
+	  "the struct's, guarded by #if CUDART_VERSION >= 13000", NULL }
 #define RENAME(a, b) { a, K_RENAME, b, G_NONE, 0, 0, a " -> " b, NULL }
 #define GRENAME(a, b, g, c) { a, K_RENAME, b, g, 0, 0, a " -> " b ", guarded by #if " c, NULL }
 #define INSERT_D(f, n, p, ex) { f, K_ARGS, "NULL", G_CUDA, n, p, ex ", guarded by #if CUDA_VERSION >= 13000", NULL }
