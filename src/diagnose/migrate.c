@@ -219,6 +219,7 @@ struct mig {
 	size_t *prop_names; /* tokens declared as a cudaDeviceProp (find_prop_names) */
 	size_t nprop_names;
 	int prop_names_done;
+	const struct argv *ext_props; /* names the included headers declare so (may be NULL) */
 	size_t uses;
 	struct argv includes; /* headers the rewrites need, added with the helpers */
 	struct device_memo memo[16];
@@ -401,6 +402,9 @@ static int declared_prop(struct mig *m, size_t ob, size_t dot)
 		if (u->e - u->b == wl && !memcmp(sc->s + u->b, sc->s + want->b, wl))
 			return 1;
 	}
+	for (size_t j = 0; m->ext_props && j < m->ext_props->n; j++)
+		if (strlen(m->ext_props->v[j]) == wl && !memcmp(m->ext_props->v[j], sc->s + want->b, wl))
+			return 1;
 	return 0;
 }
 
@@ -479,7 +483,8 @@ static void do_field(struct mig *m, size_t i, const struct recipe *r, const char
 		fixed(m, t, name);
 	} else if (!dev) {
 		char *why = xasprintf("not migrated: no cudaGetDeviceProperties(%s%s, device) before it names the device, "
-				      "and no declaration of it as a cudaDeviceProp in this file", arrow ? "" : "&", obj);
+				      "and no declaration of it as a cudaDeviceProp in this file or the headers it includes "
+				      "with quotes", arrow ? "" : "&", obj);
 		skipped(m, t, name, why);
 		free(why);
 	} else {
@@ -1330,7 +1335,38 @@ static const char tex_helper[] =
 	"\treturn cudaDestroyTextureObject(old);\n"
 	"}\n";
 
+void migrate_declarations(const char *text, size_t len, struct argv *props, struct argv *quoted)
+{
+	struct mig m;
+	memset(&m, 0, sizeof(m));
+	migrate_scan_text(&m.sc, text, len);
+	const struct scan *sc = &m.sc;
+	find_prop_names(&m);
+	for (size_t j = 0; j < m.nprop_names; j++) {
+		const struct tok *u = &sc->v[m.prop_names[j]];
+		char *nm = migrate_scan_bytes(sc, u->b, u->e);
+		int have = 0;
+		for (size_t k = 0; k < props->n && !have; k++)
+			have = !strcmp(props->v[k], nm);
+		if (have)
+			free(nm);
+		else
+			argv_push_owned(props, nm);
+	}
+	for (size_t j = 0; j < sc->n; j++)
+		if (sc->v[j].c == 'h' && sc->v[j].b > 0 && sc->s[sc->v[j].b - 1] == '"')
+			argv_push_owned(quoted, migrate_scan_bytes(sc, sc->v[j].b, sc->v[j].e));
+	free(m.prop_names);
+	migrate_scan_release(&m.sc);
+}
+
 void migrate_text(const char *text, size_t len, const struct argv *known, struct migrate_result *out)
+{
+	migrate_text_with(text, len, known, NULL, out);
+}
+
+void migrate_text_with(const char *text, size_t len, const struct argv *known, const struct argv *props,
+		       struct migrate_result *out)
 {
 	memset(out, 0, sizeof(*out));
 	argv_init(&out->skipped);
@@ -1339,6 +1375,7 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 	memset(&m, 0, sizeof(m));
 	argv_init(&m.includes);
 	m.out = out;
+	m.ext_props = props;
 	migrate_scan_text(&m.sc, text, len);
 	const struct scan *sc = &m.sc;
 	int has_attr = 0, has_loc = 0, has_culoc = 0, has_prop = 0, has_identity = 0, has_tex = 0;

@@ -52,6 +52,17 @@ void migrate_result_release(struct migrate_result *r);
  * "skipped" message pointing to `nvshim explain-api` (a header by its #include). Never fails. */
 void migrate_text(const char *text, size_t len, const struct argv *known, struct migrate_result *out);
 
+/* The same, where `props` (may be NULL) names what the headers the file includes declare as a
+ * cudaDeviceProp (migrate_declarations): a removed field of such an object is read for the
+ * device of its PCI ids as if the file declared it. */
+void migrate_text_with(const char *text, size_t len, const struct argv *known, const struct argv *props,
+		       struct migrate_result *out);
+
+/* What a text declares as a cudaDeviceProp (the names: members, variables, parameters), appended
+ * to `props` once each, and the headers it includes with quotes ("x.h", as written), appended
+ * to `quoted`. */
+void migrate_declarations(const char *text, size_t len, struct argv *props, struct argv *quoted);
+
 /* The unified diff from `old` to `new` (xmalloc'ed, "" when they are equal), both named `path`. */
 char *migrate_diff(const char *path, const char *old, size_t old_len, const char *new, size_t new_len);
 

@@ -202,6 +202,24 @@ NVSHIM_NVCC=$NVCC "$NVSHIM" fft.cu -o fft_layer 2>fft_layer.err && out=$(./fft_l
 check "cufft: through nvshim, the layer restores the values (cufft.h): ok parse other 15" eval \
 	'test "$out" = "ok parse other 15" && grep -q "nvshim/compat/cufft.h force-included" fft_layer.err'
 
+# A member declared a cudaDeviceProp in a header the source includes with quotes (two levels
+# down): read for the device of its PCI ids; the header is read, not written.
+mkdir -p hdr/inc
+printf '#include "inc/ctx.h"\n' >hdr/top.h
+printf '#include <cuda_runtime.h>\nstruct ctx { int ordinal; cudaDeviceProp props; };\n' >hdr/inc/ctx.h
+printf '#include <cstdio>\n#include "top.h"\nvoid show(const ctx *c) { printf("%%d\\n", c->props.clockRate); }\n' >hdr/use.cu
+cp hdr/inc/ctx.h ctx.h.orig
+"$NVSHIM" migrate --apply hdr/use.cu >/dev/null 2>hdr.err
+st=$?
+check "a member declared in an included header: rewritten, the header untouched" eval 'test $st = 0 && test ! -s hdr.err &&
+	grep -qF "nvshim_migrate_prop_attr(&(c->props), cudaDevAttrClockRate)" hdr/use.cu && cmp -s hdr/inc/ctx.h ctx.h.orig'
+"$NVCC" -c hdr/use.cu -o /dev/null 2>/dev/null
+check "a member declared in an included header: migrated, it builds with plain nvcc 13.0" test $? = 0
+if [ -d "$R12" ]; then
+	"$NVCC" -I"$R12" -c hdr/use.cu -o /dev/null 2>/dev/null
+	check "a member declared in an included header: migrated, it builds with CUDA 12.9's runtime headers" test $? = 0
+fi
+
 # A use migrate cannot fix is named, and the file is left as it was.
 printf '#include <cstdio>\nstruct info;\nvoid f(const info &i) { printf("%%d\\n", i.prop.clockRate); }\n' >nodev.cu
 cp nodev.cu nodev.orig

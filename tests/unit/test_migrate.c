@@ -300,6 +300,33 @@ Test(migrate, forms_for_explain_api)
 	cr_assert_null(migrate_form("texture"));
 }
 
+/* A member declared in a header the file includes with quotes (superbenchmark's gpu_stream:
+ * args->gpu_device_prop, declared in gpu_stream_utils.hpp). */
+Test(migrate, field_of_a_member_declared_in_an_included_header)
+{
+	struct argv props = ARGV_INIT, quoted = ARGV_INIT;
+	const char *hdr = "#include <cuda_runtime.h>\n#include \"more.hpp\"\nstruct args { int n; cudaDeviceProp gpu_device_prop; };\n";
+	migrate_declarations(hdr, strlen(hdr), &props, &quoted);
+	cr_assert_eq(props.n, 1);
+	cr_assert_str_eq(props.v[0], "gpu_device_prop");
+	cr_assert_eq(quoted.n, 1);
+	cr_assert_str_eq(quoted.v[0], "more.hpp");
+	struct migrate_result r;
+	const char *src = "#include \"utils.hpp\"\nint bw(struct args *a) { return a->gpu_device_prop.memoryClockRate; }\n";
+	migrate_text(src, strlen(src), NULL, &r);
+	cr_assert_eq(r.changes, 0);
+	cr_assert_eq(r.skipped.n, 1);
+	cr_assert(strstr(r.skipped.v[0], "in this file or the headers it includes with quotes"), "%s", r.skipped.v[0]);
+	migrate_result_release(&r);
+	migrate_text_with(src, strlen(src), NULL, &props, &r);
+	cr_assert_eq(r.changes, 1);
+	cr_assert(strstr(r.text, "int bw(struct args *a) { return nvshim_migrate_prop_attr(&(a->gpu_device_prop), cudaDevAttrMemoryClockRate); }\n"),
+		  "%s", r.text);
+	migrate_result_release(&r);
+	argv_release(&props);
+	argv_release(&quoted);
+}
+
 static void texture_known(struct argv *known)
 {
 	argv_init(known);
