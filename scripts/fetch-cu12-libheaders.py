@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Fetches CUDA 12.9's cuBLAS, cuFFT and cuSPARSE headers, and nothing else, from the package
+"""Fetches CUDA 12.9's cuBLAS, cuFFT, cuSPARSE, cuSOLVER and cuRAND headers, and nothing else, from the package
 index's pinned wheels, for tests/e2e/migrate.sh and compat_corpus.sh: `nvshim migrate`'s output
 must build with CUDA 12.9's headers, and a unit that includes cublas_v2.h cannot be compiled
-against 12.9's runtime headers with 13.0's cuBLAS headers (13.0's cublas_api.h needs
-cudaEmulationStrategy and other 13.0-only names).
+against 12.9's runtime headers with 13.0's cuBLAS headers (13.0's cublas_api.h, and cusolverDn.h,
+need cudaEmulationStrategy and other 13.0-only names).
 
 The wheels are large (cuBLAS 581 MB), their include/ members small (about 1 MB): the members are
 read out of the wheel with HTTP range requests (the zip's central directory at its end, then each
@@ -12,7 +12,7 @@ header's local entry), never the whole file. What is checked:
     pinned sha256 and size (the whole file's hash cannot be checked without the whole file);
   - each member read is checked against its CRC-32 in the central directory (zipfile does this on
     a member read to its end, and raises on a mismatch).
-Layout: ${NVSHIM_TOOLKITS:-/var/tmp/nvshim-toolkits}/cu12-libs/nvidia/{cublas,cufft,cusparse}/include,
+Layout: ${NVSHIM_TOOLKITS:-/var/tmp/nvshim-toolkits}/cu12-libs/nvidia/{cublas,cufft,cusparse,cusolver,curand}/include,
 as the wheels have it. Idempotent (a package already there is not fetched again); a failed
 download leaves the checks that need it to skip. Exit status 0 always.
 
@@ -36,6 +36,12 @@ PINS = [
     ("nvidia-cusparse-cu12", "12.5.10.65",
      "73060ce019ac064a057267c585bf1fd5a353734151f87472ff02b2c5c9984e78", 366465088,
      "nvidia/cusparse/include/"),
+    ("nvidia-cusolver-cu12", "11.7.5.82",
+     "15da72d1340d29b5b3cf3fd100e3cd53421dde36002eda6ed93811af63c40d88", 338117415,
+     "nvidia/cusolver/include/"),
+    ("nvidia-curand-cu12", "10.3.10.19",
+     "49b274db4780d421bd2ccd362e1415c13887c53c214f0d4b761752b8f9f6aa1e", 68295626,
+     "nvidia/curand/include/"),
 ]
 INDEX = "https://pypi.org/simple/"
 TIMEOUT = 30

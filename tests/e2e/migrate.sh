@@ -20,12 +20,15 @@ NVSHIM_TOOLKITS=$DIR bash "$ROOT/scripts/fetch-cccl12.sh"
 NVSHIM_TOOLKITS=$DIR python3 "$ROOT/scripts/fetch-cu12-libheaders.py"
 R12=$DIR/cu12-runtime/nvidia/cuda_runtime/include
 C12=$DIR/cu12-cccl/nvidia/cuda_cccl/include
-# CUDA 12.9's cuBLAS, cuFFT and cuSPARSE headers (only the headers, out of the pinned wheels:
-# scripts/fetch-cu12-libheaders.py): 13.0's cublas_api.h does not build with 12.9's runtime headers.
+# CUDA 12.9's cuBLAS, cuFFT, cuSPARSE, cuSOLVER and cuRAND headers (only the headers, out of the
+# pinned wheels: scripts/fetch-cu12-libheaders.py): 13.0's cublas_api.h does not build with 12.9's
+# runtime headers.
 L12=$DIR/cu12-libs/nvidia
 LIB12=
-[ -d "$L12/cublas/include" ] && [ -d "$L12/cufft/include" ] && [ -d "$L12/cusparse/include" ] &&
-	LIB12="-I$L12/cublas/include -I$L12/cufft/include -I$L12/cusparse/include"
+for lib in cublas cufft cusparse cusolver curand; do
+	[ -d "$L12/$lib/include" ] || { LIB12=; break; }
+	LIB12="$LIB12 -I$L12/$lib/include"
+done
 CPP=-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP
 EXPECT='21.000 10 13 13 19 14 thrust::unary_function'
 
@@ -35,12 +38,12 @@ if [ -d "$R12" ] && [ -d "$C12" ]; then
 	printf '#include <cuda/std/version>\n#include <cuda_runtime_api.h>\nstatic_assert(CCCL_MAJOR_VERSION == 2, "");\nstatic_assert(CUDART_VERSION == 12090, "");\n' >v12.cu
 	check "12.9's headers in effect: CUDART_VERSION 12090, CCCL_MAJOR_VERSION 2" "$NVCC" -I"$R12" -I"$C12" -c v12.cu -o /dev/null
 	if [ -n "$LIB12" ]; then
-		printf '#include <cublas_v2.h>\n#include <cufft.h>\n#include <cusparse.h>\nstatic_assert(CUBLAS_VERSION == 120901, "");\nstatic_assert(CUFFT_VERSION == 11401, "");\nstatic_assert(CUSPARSE_VERSION == 12510, "");\n' >l12.cu
-		check "12.9's cuBLAS, cuFFT and cuSPARSE headers in effect (12.9.1.4, 11.4.1.4, 12.5.10)" "$NVCC" -I"$R12" $LIB12 -c l12.cu -o /dev/null
+		printf '#include <cublas_v2.h>\n#include <cufft.h>\n#include <cusparse.h>\n#include <cusolverDn.h>\n#include <curand.h>\nstatic_assert(CUBLAS_VERSION == 120901, "");\nstatic_assert(CUFFT_VERSION == 11401, "");\nstatic_assert(CUSPARSE_VERSION == 12510, "");\nstatic_assert(CUSOLVER_VERSION == 11705, "");\nstatic_assert(CURAND_VERSION == 10310, "");\n' >l12.cu
+		check "12.9's cuBLAS, cuFFT, cuSPARSE, cuSOLVER and cuRAND headers in effect (12.9.1.4, 11.4.1.4, 12.5.10, 11.7.5, 10.3.10)" "$NVCC" -I"$R12" $LIB12 -c l12.cu -o /dev/null
 		"$NVCC" -I"$R12" -c l12.cu -o /dev/null 2>/dev/null
 		check "12.9's runtime headers with 13.0's cuBLAS headers fail (hence the 12.9 library headers)" test $? -ne 0
 	else
-		skip "12.9's cuBLAS, cuFFT and cuSPARSE headers" "scripts/fetch-cu12-libheaders.py could not fetch them"
+		skip "12.9's cuBLAS, cuFFT, cuSPARSE, cuSOLVER and cuRAND headers" "scripts/fetch-cu12-libheaders.py could not fetch them"
 	fi
 	"$NVCC" -I"$R12" -I"$C12" -c new_runtime.cu -o /dev/null 2>/dev/null
 	check "12.9's headers in effect: the 13.0-only form fails with them" test $? -ne 0
@@ -70,9 +73,9 @@ for f in old_runtime.cu old_driver.cpp old_thrust.cu old_cub.cu old_cubiter.cu o
 	check "$f: migrating again changes nothing" test -z "$("$NVSHIM" migrate "$f" 2>&1)"
 	"$NVCC" -std=c++17 $cpp -c "$f" -o "$f.o" 2>"$f.build"
 	check "$f: migrated, it builds with plain nvcc 13.0" test $? = 0
-	if [ -d "$R12" ] && [ -d "$C12" ] && { [ -n "$LIB12" ] || ! grep -q '#include <cu\(blas\|fft\|sparse\)' "$f"; }; then
+	if [ -d "$R12" ] && [ -d "$C12" ] && { [ -n "$LIB12" ] || ! grep -q '#include <cu\(blas\|fft\|sparse\|solver\|rand\)' "$f"; }; then
 		"$NVCC" -std=c++17 $cpp -I"$R12" $LIB12 -I"$C12" -c "$f" -o "$f.12.o" 2>"$f.build12"
-		check "$f: migrated, it builds with CUDA 12.9's runtime headers and CCCL 2.8${LIB12:+ (and its cuBLAS, cuFFT, cuSPARSE)}" test $? = 0
+		check "$f: migrated, it builds with CUDA 12.9's runtime headers and CCCL 2.8${LIB12:+ (and its math libraries' headers)}" test $? = 0
 	else
 		skip "$f: migrated, it builds with CUDA 12.9's headers" "scripts/fetch-cccl12.sh or fetch-cu12-libheaders.py could not fetch them"
 	fi
