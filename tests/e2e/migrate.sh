@@ -2,9 +2,11 @@
 # `nvshim migrate`: the lasting fix for removed and changed CUDA and CCCL APIs, as a unified diff.
 # CUDA 12 era sources (runtime and driver API, Thrust and CUB) fail with plain nvcc 13.0;
 # migrated, they build with plain nvcc 13.0 and with CUDA 12.9's headers (nvcc 13.0's front end
-# with the CUDA 12.9 runtime headers and CCCL 2.8 first on the include path, from pinned wheels:
-# scripts/fetch-cccl12.sh; there is no full 12.x toolkit here), and the Thrust program prints
-# what it printed with CCCL 2.8 (run through Thrust's CPP device system, no GPU). A clean file
+# with the CUDA 12.9 runtime headers, its math libraries' headers and CCCL 2.8 first on the include
+# path, from pinned wheels: scripts/fetch-cccl12.sh, scripts/fetch-cu12-libheaders.py; there is
+# no full 12.x toolkit here), and the Thrust and CUB programs print what they printed with CCCL
+# 2.8 (run through Thrust's CPP device system or on the host, no GPU; the device-properties and
+# texture programs are built, not run: they need a GPU). A clean file
 # prints nothing; --apply writes what the diff says, keeping the mode; comments and strings stay.
 # The compat headers (include/nvshim/compat/) are checked on the same program: the unmigrated
 # source builds with them on 13.0 and prints what CCCL 2.8 printed.
