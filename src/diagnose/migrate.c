@@ -1049,7 +1049,7 @@ static const char identity_helper[] =
 /* Texture and surface references: why migrate leaves them, and, per use, what to write. */
 static const char texref_why[] =
 	"texture and surface references are gone since CUDA 12.0; migrate rewrites only a file-scope "
-	"texture<T, 1, cudaReadModeElementType> REF bound in the same file with cudaBindTexture(0, REF, ptr, size) "
+	"texture<T, 1, cudaReadModeElementType> REF bound in the same file with cudaBindTexture(0, REF, ptr[, desc], size) "
 	"and read with tex1Dfetch(REF, i), where a texture object in a __device__ variable gives the kernels the "
 	"same values; other forms (2D and array binds, filtering, normalized reads, an offset, a surface) need "
 	"the object made for them and passed to the kernels, a change of signatures and launches across "
@@ -1166,8 +1166,8 @@ static int tok_is(const struct scan *sc, size_t k, const char *s)
 }
 
 /* A file-scope `texture<T[, 1[, cudaReadModeElementType]]> NAME;` whose every other use in the
- * file is tex1Dfetch(NAME, i), cudaBindTexture(0, NAME, ptr, size) (0, NULL or nullptr: no
- * offset asked for) or cudaUnbindTexture(NAME), with at least one bind: NAME becomes a
+ * file is tex1Dfetch(NAME, i), cudaBindTexture(0, NAME, ptr[, desc], size) (0, NULL or nullptr:
+ * no offset asked for) or cudaUnbindTexture(NAME), with at least one bind: NAME becomes a
  * __device__ cudaTextureObject_t that the kernels read, tex1Dfetch(NAME, i) its object form
  * tex1Dfetch<T>(NAME, i), the bind and the unbind two helpers that create and destroy the object
  * for the current device (docs/migrate.md). Any other texture reference is left, and said. The
@@ -1222,8 +1222,9 @@ static void texref_pass(struct mig *m, unsigned char *done)
 			if (ok && tok_is(sc, callee, "tex1Dfetch") && argi == 0 && sc->v[callee + 1].c == '(') {
 				;
 			} else if (ok && tok_is(sc, callee, "cudaBindTexture") && argi == 1) {
-				size_t args[5][2], close;
-				ok = migrate_scan_args(sc, callee + 1, &close, args, 5) == 4 && args[0][1] == args[0][0] + 1 &&
+				size_t args[6][2], close;
+				int na = migrate_scan_args(sc, callee + 1, &close, args, 6);
+				ok = (na == 4 || na == 5) && args[0][1] == args[0][0] + 1 &&
 				     (tok_is(sc, args[0][0], "NULL") || tok_is(sc, args[0][0], "nullptr") ||
 				      (sc->v[args[0][0]].c == 'n' && sc->v[args[0][0]].e == sc->v[args[0][0]].b + 1 &&
 				       sc->s[sc->v[args[0][0]].b] == '0'));
@@ -1245,7 +1246,7 @@ static void texref_pass(struct mig *m, unsigned char *done)
 		if (why)
 			reason = xstrdup(why);
 		else if (bad_line)
-			reason = xasprintf("its use on line %u is not tex1Dfetch(REF, i), cudaBindTexture(0, REF, ptr, size) or "
+			reason = xasprintf("its use on line %u is not tex1Dfetch(REF, i), cudaBindTexture(0, REF, ptr[, desc], size) or "
 					   "cudaUnbindTexture(REF)", bad_line);
 		else if (!binds)
 			reason = xstrdup("it is not bound in this file (cudaBindTexture(0, REF, ptr, size))");
@@ -1294,7 +1295,8 @@ static const char tex_helper[] =
 	" * device synchronized first when it replaces a bound one: kernels launched before read the old\n"
 	" * one to their end, as with a reference), unbound as cudaUnbindTexture unbound it. */\n"
 	"template <typename T>\n"
-	"static cudaError_t nvshim_migrate_bind_texture(size_t *offset, const cudaTextureObject_t &ref, const void *ptr, size_t size)\n"
+	"static cudaError_t nvshim_migrate_bind_texture(size_t *offset, const cudaTextureObject_t &ref, const void *ptr,\n"
+	"\t\t\t\t\t       const cudaChannelFormatDesc &desc, size_t size)\n"
 	"{\n"
 	"\tcudaTextureObject_t obj = 0, old = 0;\n"
 	"\tcudaError_t e = cudaMemcpyFromSymbol(&old, ref, sizeof old);\n"
@@ -1303,7 +1305,7 @@ static const char tex_helper[] =
 	"\tcudaResourceDesc res = {};\n"
 	"\tres.resType = cudaResourceTypeLinear;\n"
 	"\tres.res.linear.devPtr = const_cast<void *>(ptr);\n"
-	"\tres.res.linear.desc = cudaCreateChannelDesc<T>();\n"
+	"\tres.res.linear.desc = desc;\n"
 	"\tres.res.linear.sizeInBytes = size;\n"
 	"\tcudaTextureDesc td = {};\n"
 	"\ttd.readMode = cudaReadModeElementType;\n"
@@ -1323,6 +1325,11 @@ static const char tex_helper[] =
 	"\tif (offset)\n"
 	"\t\t*offset = 0;\n"
 	"\treturn cudaSuccess;\n"
+	"}\n"
+	"template <typename T>\n"
+	"static cudaError_t nvshim_migrate_bind_texture(size_t *offset, const cudaTextureObject_t &ref, const void *ptr, size_t size)\n"
+	"{\n"
+	"\treturn nvshim_migrate_bind_texture<T>(offset, ref, ptr, cudaCreateChannelDesc<T>(), size);\n"
 	"}\n"
 	"static inline cudaError_t nvshim_migrate_unbind_texture(const cudaTextureObject_t &ref)\n"
 	"{\n"

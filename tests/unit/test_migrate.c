@@ -345,7 +345,7 @@ Test(migrate, texture_reference_of_the_simple_pattern)
 	const char *src = "#include <cuda_runtime.h>\n"
 			  "texture<float, 1, cudaReadModeElementType> tex;\nstatic texture<int2> t2;\n"
 			  "__global__ void k(float *o, int i) { o[0] = tex1Dfetch(tex, i) + tex1Dfetch(t2, i).x; }\n"
-			  "void f(float *d, int2 *e, size_t n) {\n cudaBindTexture(0, tex, d, n);\n cudaBindTexture(NULL, t2, e, n);\n"
+			  "void f(float *d, int2 *e, size_t n) {\n cudaBindTexture(0, tex, d, n);\n cudaBindTexture(NULL, t2, e, cudaCreateChannelDesc<int2>(), n);\n"
 			  " cudaUnbindTexture(tex);\n}\n";
 	migrate_text(src, strlen(src), &known, &r);
 	cr_assert_eq(r.skipped.n, 0, "%s", r.skipped.n ? r.skipped.v[0] : "");
@@ -354,7 +354,7 @@ Test(migrate, texture_reference_of_the_simple_pattern)
 	cr_assert(strstr(r.text, "}\nstatic __device__ cudaTextureObject_t tex;\nstatic __device__ cudaTextureObject_t t2;\n"
 				 "__global__ void k(float *o, int i) { o[0] = tex1Dfetch<float>(tex, i) + tex1Dfetch<int2>(t2, i).x; }\n"
 				 "void f(float *d, int2 *e, size_t n) {\n nvshim_migrate_bind_texture<float>(0, tex, d, n);\n"
-				 " nvshim_migrate_bind_texture<int2>(NULL, t2, e, n);\n nvshim_migrate_unbind_texture(tex);\n}\n"), "%s", r.text);
+				 " nvshim_migrate_bind_texture<int2>(NULL, t2, e, cudaCreateChannelDesc<int2>(), n);\n nvshim_migrate_unbind_texture(tex);\n}\n"), "%s", r.text);
 	cr_assert(!strstr(r.text, "#if"), "no guard (texture objects are on both): %s", r.text);
 	cr_assert_eq(r.changes, 7);
 	struct migrate_result r2;
@@ -380,7 +380,7 @@ Test(migrate, texture_references_say_what_to_write)
 	cr_assert_str_eq(r.text, src);
 	cr_assert_eq(r.skipped.n, 4);
 	cr_assert(strstr(r.skipped.v[0], "1: texture: not migrated: texture and surface references are gone since CUDA 12.0"), "%s", r.skipped.v[0]);
-	cr_assert(strstr(r.skipped.v[0], "and its use on line 3 is not tex1Dfetch(REF, i), cudaBindTexture(0, REF, ptr, size) or "
+	cr_assert(strstr(r.skipped.v[0], "and its use on line 3 is not tex1Dfetch(REF, i), cudaBindTexture(0, REF, ptr[, desc], size) or "
 				     "cudaUnbindTexture(REF); here, write a cudaTextureObject_t created where the reference is bound"), "%s", r.skipped.v[0]);
 	cr_assert(strstr(r.skipped.v[1], "2: tex1Dfetch: not migrated: ") && strstr(r.skipped.v[1], "FETCH<T>(obj, ...)"), "%s", r.skipped.v[1]);
 	cr_assert(strstr(r.skipped.v[2], "cudaResourceTypeLinear"), "%s", r.skipped.v[2]);
