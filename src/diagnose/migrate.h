@@ -21,11 +21,14 @@
  *     in sight but the file declares the object a cudaDeviceProp (a parameter, a member, an
  *     element), for the device whose PCI domain, bus and device ids are the struct's (as the
  *     compatibility layer does), version-guarded so that CUDA 12 reads the field;
- *   - thrust::identity<T> becomes CCCL 2.8's class, inserted once as nvshim_migrate_identity<T>.
+ *   - thrust::identity<T> becomes CCCL 2.8's class, inserted once as nvshim_migrate_identity<T>;
+ *   - a texture reference of the simple pattern (file scope, 1D, element reads, bound in the file
+ *     with cudaBindTexture(0, REF, ptr[, desc], size), read with tex1Dfetch) becomes a texture
+ *     object in a __device__ variable of its name, bound and unbound through inserted helpers.
  * A use it cannot rewrite (a struct not known to be a cudaDeviceProp, a field written to, a call
- * whose arguments it cannot count, a guard inside a directive, texture and surface references) is
- * a "skipped" message with the line and the reason (for texture references, what to write
- * there), and the text stays as it was. Nothing else changes: the bytes outside the edited lines
+ * whose arguments it cannot count, a guard inside a directive, other texture and surface
+ * references) is a "skipped" message with the line and the reason (for texture references, what
+ * to write there), and the text stays as it was. Nothing else changes: the bytes outside the edited lines
  * are the file's own.
  *
  * migrate_diff() prints the change as a unified diff (3 lines of context) of FILE against itself.

@@ -77,7 +77,7 @@ for f in old_runtime.cu old_driver.cpp old_thrust.cu old_cub.cu old_cubiter.cu o
 	check "$f: migrated, it builds with plain nvcc 13.0" test $? = 0
 	if [ -d "$R12" ] && [ -d "$C12" ] && { [ -n "$LIB12" ] || ! grep -q '#include <cu\(blas\|fft\|sparse\|solver\|rand\)' "$f"; }; then
 		"$NVCC" -std=c++17 $cpp -I"$R12" $LIB12 -I"$C12" -c "$f" -o "$f.12.o" 2>"$f.build12"
-		check "$f: migrated, it builds with CUDA 12.9's runtime headers and CCCL 2.8${LIB12:+ (and its math libraries' headers)}" test $? = 0
+		check "$f: migrated, it builds with CUDA 12.9's runtime headers and CCCL 2.8${LIB12:+ (and its math library headers)}" test $? = 0
 	else
 		skip "$f: migrated, it builds with CUDA 12.9's headers" "scripts/fetch-cccl12.sh or fetch-cu12-libheaders.py could not fetch them"
 	fi
