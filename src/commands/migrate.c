@@ -101,7 +101,10 @@ static char *beside(const char *from, const char *name)
 	const char *slash = strrchr(from, '/');
 	if (name[0] == '/' || !slash)
 		return xstrdup(name);
-	return xasprintf("%.*s/%s", (int)(slash - from), from, name);
+	char *dir = xstrndup(from, (size_t)(slash - from));
+	char *path = concat(dir, "/", name, NULL);
+	free(dir);
+	return path;
 }
 
 /* What the headers a file includes with quotes declare as a cudaDeviceProp (a struct's member,

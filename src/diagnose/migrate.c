@@ -753,14 +753,19 @@ static char *span_rewritten(const struct scan *sc, size_t tb, size_t te)
 		char *sub = r && r->kind == K_TARGS ? targs_rewrite(sc, k, r, &end) : NULL;
 		if (!sub || end >= te)
 			continue;
-		char *next = xasprintf("%s%.*s%s", acc, (int)(sc->v[k].b - pos), sc->s + pos, sub);
+		/* (not xasprintf's %.*s: libiberty sizes it with strlen, and the text need not end in NUL) */
+		char *between = migrate_scan_bytes(sc, pos, sc->v[k].b);
+		char *next = concat(acc, between, sub, NULL);
+		free(between);
 		free(acc);
 		free(sub);
 		acc = next;
 		pos = sc->v[end].e;
 		k = end;
 	}
-	char *out = xasprintf("%s%.*s", acc, (int)(sc->v[te - 1].e - pos), sc->s + pos);
+	char *rest = migrate_scan_bytes(sc, pos, sc->v[te - 1].e);
+	char *out = concat(acc, rest, NULL);
+	free(rest);
 	free(acc);
 	return out;
 }
