@@ -74,7 +74,8 @@ int cmd_explain_api(int n, char **args)
 				       e->compat, e->compat_rewrite ? ", the field read rewritten in a private copy of the source or header that reads it" : "");
 			else if (e->nocompat)
 				printf("  compat:  none: %s\n", e->nocompat);
-			const char *form = migrate_form(e->name);
+			/* An `also` spelling may have a recipe of its own (cub::DiscardOutputIterator). */
+			const char *form = migrate_form(name) ? migrate_form(name) : migrate_form(e->name);
 			printf("  migrate: %s\n", form ? form : "no automatic rewrite (nvshim migrate names the use); write the replacement above");
 		} else {
 			error("%s: not in the API table, %s; `nvshim explain-api --list` names every entry",

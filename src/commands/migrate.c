@@ -19,7 +19,9 @@
  * CUDA or CCCL API its text uses (diagnose/migrate.h), printed as a unified diff on stdout; with
  * --apply written back (a temporary file beside it, with its mode, renamed over it). A use left
  * as it was is a warning naming the line and why, and so is a use of an API table entry that has
- * no recipe (the table nvshim uses: api_file, the installed one or the built-in one). Exit status 0, 1 when a use was left, 2 for a
+ * no recipe (the table nvshim uses: api_file, the installed one or the built-in one). The headers
+ * a file includes with quotes, found beside it, are read for what they declare a cudaDeviceProp
+ * (a member read in the file), never written. Exit status 0, 1 when a use was left, 2 for a
  * usage error or a file that cannot be read or written. A file with nothing to change prints
  * nothing. */
 
@@ -93,6 +95,58 @@ static int write_atomic(const char *path, const char *text, size_t len, mode_t m
 	return 0;
 }
 
+/* "NAME" included by `from`: beside it. */
+static char *beside(const char *from, const char *name)
+{
+	const char *slash = strrchr(from, '/');
+	if (name[0] == '/' || !slash)
+		return xstrdup(name);
+	char *dir = xstrndup(from, (size_t)(slash - from));
+	char *path = concat(dir, "/", name, NULL);
+	free(dir);
+	return path;
+}
+
+/* What the headers a file includes with quotes declare as a cudaDeviceProp (a struct's member,
+ * most often), appended to props: the headers found beside the file that includes them,
+ * followed through their own quoted includes, 64 files at most. A header not found is passed
+ * over (it may be on an -I path migrate does not know). */
+static void header_props(const char *path, const char *text, size_t len, struct argv *props)
+{
+	struct argv own = ARGV_INIT, quoted = ARGV_INIT, todo = ARGV_INIT, seen = ARGV_INIT;
+	migrate_declarations(text, len, &own, &quoted);
+	for (size_t k = 0; k < quoted.n; k++)
+		argv_push_owned(&todo, beside(path, quoted.v[k]));
+	while (todo.n && seen.n < 64) {
+		char *h = xstrdup(todo.v[todo.n - 1]);
+		argv_remove(&todo, todo.n - 1);
+		int was = 0;
+		for (size_t k = 0; k < seen.n && !was; k++)
+			was = !strcmp(seen.v[k], h);
+		if (was) {
+			free(h);
+			continue;
+		}
+		argv_push(&seen, h);
+		size_t hl = 0;
+		mode_t hm;
+		char *ht = read_all(h, &hl, &hm);
+		if (ht) {
+			struct argv q = ARGV_INIT;
+			migrate_declarations(ht, hl, props, &q);
+			for (size_t k = 0; k < q.n; k++)
+				argv_push_owned(&todo, beside(h, q.v[k]));
+			argv_release(&q);
+			free(ht);
+		}
+		free(h);
+	}
+	argv_release(&own);
+	argv_release(&quoted);
+	argv_release(&todo);
+	argv_release(&seen);
+}
+
 int cmd_migrate(int n, char **args)
 {
 	int apply = 0, files = 0, status = 0;
@@ -144,7 +198,10 @@ int cmd_migrate(int n, char **args)
 			continue;
 		}
 		struct migrate_result r;
-		migrate_text(text, len, &known, &r);
+		struct argv props = ARGV_INIT;
+		header_props(path, text, len, &props);
+		migrate_text_with(text, len, &known, &props, &r);
+		argv_release(&props);
 		for (size_t k = 0; k < r.skipped.n; k++)
 			warning("migrate: %s:%s", path, r.skipped.v[k]);
 		if (r.skipped.n && status < 1)

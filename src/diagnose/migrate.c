@@ -1,4 +1,5 @@
 #include "diagnose/migrate.h"
+#include "diagnose/migrate_scan.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -25,8 +26,11 @@ enum kind {
 	K_VALUE,   /* the whole call becomes `to` */
 	K_LOCATION, /* argument `pos` (a device number) becomes a memory location; with argc == 4 and
 		      `to` "0", flags are inserted before the stream (prefetch) */
-	K_TARGS    /* NAME<a1, a2, ...> with `argc` template arguments (or `pos` of them, when pos > 0)
-		      becomes `to` with $1 $2 ... replaced; the header `include` is added */
+	K_TARGS,   /* NAME<a1, a2, ...> with `argc` template arguments becomes `to` with $1 $2 ...
+		      replaced (with argc + 1, an offset type last: `to_offset`; argc 0: "NAME<>"
+		      too); the header targs_header() names is added */
+	K_IDENTITY /* thrust::identity<T> (or thrust::identity followed by '(' or '{') becomes
+		      nvshim_migrate_identity<T>, a class template inserted once: CCCL 2.8's */
 };
 
 struct recipe {
@@ -36,19 +40,22 @@ struct recipe {
 	enum guard guard;
 	int argc, pos;
 	const char *form;
+	const char *to_offset; /* K_TARGS: the form with an offset type (argc + 1 arguments), or NULL */
 };
 
 #define FIELD(f, attr)                                                                                 \
 	{ "cudaDeviceProp::" f, K_FIELD, attr, G_NONE, 0, 0,                                           \
 	  "OBJ." f " -> nvshim_migrate_attr(" attr ", DEVICE), DEVICE the one passed to "              \
 	  "cudaGetDeviceProperties(&OBJ, DEVICE); a static helper calling cudaDeviceGetAttribute is "  \
-	  "added after the leading #includes" }
-#define RENAME(a, b) { a, K_RENAME, b, G_NONE, 0, 0, a " -> " b }
-#define GRENAME(a, b, g, c) { a, K_RENAME, b, g, 0, 0, a " -> " b ", guarded by #if " c }
-#define INSERT_D(f, n, p, ex) { f, K_ARGS, "NULL", G_CUDA, n, p, ex ", guarded by #if CUDA_VERSION >= 13000" }
-#define INSERT_R(f, n, p, ex) { f, K_ARGS, "NULL", G_CUDART, n, p, ex ", guarded by #if CUDART_VERSION >= 13000" }
-#define CCCL(a, b) { a, K_RENAME, b, G_CCCL, 0, 0, a " -> " b ", guarded by #if CCCL_MAJOR_VERSION >= 3" }
-#define MACRO(a, b) { a, K_MACRO, b, G_NONE, 2, 0, a "(x, y) -> " b " (CCCL 2.8's expansion)" }
+	  "added after the leading #includes; where no such call is in sight and OBJ is declared a "    \
+	  "cudaDeviceProp, nvshim_migrate_prop_attr(&(OBJ), " attr "), the device whose PCI ids are "  \
+	  "the struct's, guarded by #if CUDART_VERSION >= 13000", NULL }
+#define RENAME(a, b) { a, K_RENAME, b, G_NONE, 0, 0, a " -> " b, NULL }
+#define GRENAME(a, b, g, c) { a, K_RENAME, b, g, 0, 0, a " -> " b ", guarded by #if " c, NULL }
+#define INSERT_D(f, n, p, ex) { f, K_ARGS, "NULL", G_CUDA, n, p, ex ", guarded by #if CUDA_VERSION >= 13000", NULL }
+#define INSERT_R(f, n, p, ex) { f, K_ARGS, "NULL", G_CUDART, n, p, ex ", guarded by #if CUDART_VERSION >= 13000", NULL }
+#define CCCL(a, b) { a, K_RENAME, b, G_CCCL, 0, 0, a " -> " b ", guarded by #if CCCL_MAJOR_VERSION >= 3", NULL }
+#define MACRO(a, b) { a, K_MACRO, b, G_NONE, 2, 0, a "(x, y) -> " b " (CCCL 2.8's expansion)", NULL }
 
 static const struct recipe recipes[] = {
 	FIELD("clockRate", "cudaDevAttrClockRate"),
@@ -66,9 +73,9 @@ static const struct recipe recipes[] = {
 	RENAME("cudaGetDeviceProperties_v2", "cudaGetDeviceProperties"),
 	RENAME("cudaDevAttrMaxTimelineSemaphoreInteropSupported", "cudaDevAttrTimelineSemaphoreInteropSupported"),
 	{ "cudaSetDoubleForDevice", K_VALUE, "cudaSuccess", G_NONE, 0, 0,
-	  "cudaSetDoubleForDevice(&d) -> cudaSuccess (it did nothing)" },
+	  "cudaSetDoubleForDevice(&d) -> cudaSuccess (it did nothing)", NULL },
 	{ "cudaSetDoubleForHost", K_VALUE, "cudaSuccess", G_NONE, 0, 0,
-	  "cudaSetDoubleForHost(&d) -> cudaSuccess (it did nothing)" },
+	  "cudaSetDoubleForHost(&d) -> cudaSuccess (it did nothing)", NULL },
 	GRENAME("CU_TARGET_COMPUTE_101", "CU_TARGET_COMPUTE_110", G_CUDA, "CUDA_VERSION >= 13000"),
 	GRENAME("CU_TARGET_COMPUTE_101A", "CU_TARGET_COMPUTE_110A", G_CUDA, "CUDA_VERSION >= 13000"),
 	GRENAME("CU_TARGET_COMPUTE_101F", "CU_TARGET_COMPUTE_110F", G_CUDA, "CUDA_VERSION >= 13000"),
@@ -90,21 +97,21 @@ static const struct recipe recipes[] = {
 	INSERT_D("cuStreamGetCaptureInfo", 6, 5, "cuStreamGetCaptureInfo(s, &st, &id, &g, &deps, &n) -> cuStreamGetCaptureInfo(s, &st, &id, &g, &deps, NULL, &n)"),
 	INSERT_D("cuStreamUpdateCaptureDependencies", 4, 2, "cuStreamUpdateCaptureDependencies(s, deps, n, flags) -> cuStreamUpdateCaptureDependencies(s, deps, NULL, n, flags)"),
 	{ "cudaMemcpyBatchAsync", K_ARGS, NULL, G_CUDART, 9, 7,
-	  "cudaMemcpyBatchAsync(..., numAttrs, &failIdx, s) -> cudaMemcpyBatchAsync(..., numAttrs, s), guarded by #if CUDART_VERSION >= 13000" },
+	  "cudaMemcpyBatchAsync(..., numAttrs, &failIdx, s) -> cudaMemcpyBatchAsync(..., numAttrs, s), guarded by #if CUDART_VERSION >= 13000", NULL },
 	{ "cudaMemcpy3DBatchAsync", K_ARGS, NULL, G_CUDART, 5, 2,
-	  "cudaMemcpy3DBatchAsync(n, ops, &failIdx, flags, s) -> cudaMemcpy3DBatchAsync(n, ops, flags, s), guarded by #if CUDART_VERSION >= 13000" },
+	  "cudaMemcpy3DBatchAsync(n, ops, &failIdx, flags, s) -> cudaMemcpy3DBatchAsync(n, ops, flags, s), guarded by #if CUDART_VERSION >= 13000", NULL },
 	{ "cuMemcpyBatchAsync", K_ARGS, NULL, G_CUDA, 9, 7,
-	  "cuMemcpyBatchAsync(..., numAttrs, &failIdx, s) -> cuMemcpyBatchAsync(..., numAttrs, s), guarded by #if CUDA_VERSION >= 13000" },
+	  "cuMemcpyBatchAsync(..., numAttrs, &failIdx, s) -> cuMemcpyBatchAsync(..., numAttrs, s), guarded by #if CUDA_VERSION >= 13000", NULL },
 	{ "cuMemcpy3DBatchAsync", K_ARGS, NULL, G_CUDA, 5, 2,
-	  "cuMemcpy3DBatchAsync(n, ops, &failIdx, flags, s) -> cuMemcpy3DBatchAsync(n, ops, flags, s), guarded by #if CUDA_VERSION >= 13000" },
+	  "cuMemcpy3DBatchAsync(n, ops, &failIdx, flags, s) -> cuMemcpy3DBatchAsync(n, ops, flags, s), guarded by #if CUDA_VERSION >= 13000", NULL },
 	{ "cudaMemAdvise", K_LOCATION, NULL, G_CUDART, 4, 3,
-	  "cudaMemAdvise(p, n, advice, dev) -> cudaMemAdvise(p, n, advice, nvshim_migrate_location(dev)) (cudaCpuDeviceId: the host), guarded by #if CUDART_VERSION >= 13000" },
+	  "cudaMemAdvise(p, n, advice, dev) -> cudaMemAdvise(p, n, advice, nvshim_migrate_location(dev)) (cudaCpuDeviceId: the host), guarded by #if CUDART_VERSION >= 13000", NULL },
 	{ "cudaMemPrefetchAsync", K_LOCATION, "0", G_CUDART, 4, 2,
-	  "cudaMemPrefetchAsync(p, n, dev, s) -> cudaMemPrefetchAsync(p, n, nvshim_migrate_location(dev), 0, s) (cudaCpuDeviceId: the host), guarded by #if CUDART_VERSION >= 13000" },
+	  "cudaMemPrefetchAsync(p, n, dev, s) -> cudaMemPrefetchAsync(p, n, nvshim_migrate_location(dev), 0, s) (cudaCpuDeviceId: the host), guarded by #if CUDART_VERSION >= 13000", NULL },
 	{ "cuMemAdvise", K_LOCATION, NULL, G_CUDA, 4, 3,
-	  "cuMemAdvise(p, n, advice, dev) -> cuMemAdvise(p, n, advice, nvshim_migrate_culocation(dev)) (CU_DEVICE_CPU: the host), guarded by #if CUDA_VERSION >= 13000" },
+	  "cuMemAdvise(p, n, advice, dev) -> cuMemAdvise(p, n, advice, nvshim_migrate_culocation(dev)) (CU_DEVICE_CPU: the host), guarded by #if CUDA_VERSION >= 13000", NULL },
 	{ "cuMemPrefetchAsync", K_LOCATION, "0", G_CUDA, 4, 2,
-	  "cuMemPrefetchAsync(p, n, dev, s) -> cuMemPrefetchAsync(p, n, nvshim_migrate_culocation(dev), 0, s) (CU_DEVICE_CPU: the host), guarded by #if CUDA_VERSION >= 13000" },
+	  "cuMemPrefetchAsync(p, n, dev, s) -> cuMemPrefetchAsync(p, n, nvshim_migrate_culocation(dev), 0, s) (CU_DEVICE_CPU: the host), guarded by #if CUDA_VERSION >= 13000", NULL },
 	CCCL("cub::Sum", "cuda::std::plus<>"),
 	CCCL("cub::Max", "cuda::maximum<>"),
 	CCCL("cub::Min", "cuda::minimum<>"),
@@ -113,14 +120,29 @@ static const struct recipe recipes[] = {
 	CCCL("cub::Difference", "cuda::std::minus<>"),
 	CCCL("cub::Division", "cuda::std::divides<>"),
 	{ "cub::CountingInputIterator", K_TARGS, "thrust::counting_iterator<$1>", G_CCCL, 1, 0,
-	  "cub::CountingInputIterator<T> -> thrust::counting_iterator<T> (<thrust/iterator/counting_iterator.h> "
-	  "included), guarded by #if CCCL_MAJOR_VERSION >= 3" },
+	  "cub::CountingInputIterator<T> -> thrust::counting_iterator<T>, cub::CountingInputIterator<T, OffsetT> -> "
+	  "thrust::counting_iterator<T, thrust::use_default, thrust::use_default, OffsetT> (the offset type is the "
+	  "difference type of both) (<thrust/iterator/counting_iterator.h> included), guarded by #if CCCL_MAJOR_VERSION >= 3",
+	  "thrust::counting_iterator<$1, thrust::use_default, thrust::use_default, $2>" },
 	{ "cub::ConstantInputIterator", K_TARGS, "thrust::constant_iterator<$1>", G_CCCL, 1, 0,
-	  "cub::ConstantInputIterator<T> -> thrust::constant_iterator<T> (<thrust/iterator/constant_iterator.h> "
-	  "included), guarded by #if CCCL_MAJOR_VERSION >= 3" },
+	  "cub::ConstantInputIterator<T> -> thrust::constant_iterator<T>, cub::ConstantInputIterator<T, OffsetT> -> "
+	  "thrust::constant_iterator<T, OffsetT> (the type of the constructor's offset argument in both) "
+	  "(<thrust/iterator/constant_iterator.h> included), guarded by #if CCCL_MAJOR_VERSION >= 3",
+	  "thrust::constant_iterator<$1, $2>" },
 	{ "cub::TransformInputIterator", K_TARGS, "thrust::transform_iterator<$2, $3, $1>", G_CCCL, 3, 0,
-	  "cub::TransformInputIterator<V, Op, It> -> thrust::transform_iterator<Op, It, V> "
-	  "(<thrust/iterator/transform_iterator.h> included), guarded by #if CCCL_MAJOR_VERSION >= 3" },
+	  "cub::TransformInputIterator<V, Op, It> and cub::TransformInputIterator<V, Op, It, OffsetT> -> "
+	  "thrust::transform_iterator<Op, It, V> (which has no offset type: its difference type is It's) "
+	  "(<thrust/iterator/transform_iterator.h> included), guarded by #if CCCL_MAJOR_VERSION >= 3",
+	  "thrust::transform_iterator<$2, $3, $1>" },
+	{ "cub::DiscardOutputIterator", K_TARGS, "thrust::discard_iterator<>", G_CCCL, 0, 0,
+	  "cub::DiscardOutputIterator<> and cub::DiscardOutputIterator<OffsetT> -> thrust::discard_iterator<> (which "
+	  "has no offset type: its difference type is ptrdiff_t) (<thrust/iterator/discard_iterator.h> included), "
+	  "guarded by #if CCCL_MAJOR_VERSION >= 3",
+	  "thrust::discard_iterator<>" },
+	{ "thrust::identity", K_IDENTITY, "nvshim_migrate_identity", G_NONE, 0, 0,
+	  "thrust::identity<T> -> nvshim_migrate_identity<T>, a class template added after the leading #includes: "
+	  "CCCL 2.8's thrust::identity (which converts its argument to T; cuda::std::identity does not), the same on "
+	  "CCCL 2.x and 3.x; thrust::identity<> -> nvshim_migrate_identity<>", NULL },
 	MACRO("CUB_MAX", "(((y) > (x)) ? (y) : (x))"),
 	MACRO("CUB_MIN", "(((y) < (x)) ? (y) : (x))"),
 	MACRO("CUB_QUOTIENT_FLOOR", "((x) / (y))"),
@@ -128,10 +150,10 @@ static const struct recipe recipes[] = {
 	MACRO("CUB_ROUND_UP_NEAREST", "((((x) + (y) - 1) / (y)) * y)"),
 	MACRO("CUB_ROUND_DOWN_NEAREST", "(((x) / (y)) * y)"),
 	{ "thrust::unary_function", K_BASE, "argument_type result_type", G_NONE, 2, 0,
-	  "struct F : thrust::unary_function<A, R> { -> struct F { using argument_type = A; using result_type = R;" },
+	  "struct F : thrust::unary_function<A, R> { -> struct F { using argument_type = A; using result_type = R;", NULL },
 	{ "thrust::binary_function", K_BASE, "first_argument_type second_argument_type result_type", G_NONE, 3, 0,
 	  "struct F : thrust::binary_function<A1, A2, R> { -> struct F { using first_argument_type = A1; "
-	  "using second_argument_type = A2; using result_type = R;" },
+	  "using second_argument_type = A2; using result_type = R;", NULL },
 	RENAME("CUFFT_INCOMPLETE_PARAMETER_LIST", "((cufftResult)0xA)"),
 	RENAME("CUFFT_PARSE_ERROR", "((cufftResult)0xC)"),
 	RENAME("CUFFT_LICENSE_ERROR", "((cufftResult)0x0F)"),
@@ -170,357 +192,6 @@ void migrate_result_release(struct migrate_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* ---- the scanner ---- */
-
-struct tok {
-	size_t b, e;   /* bytes [b, e) */
-	unsigned line; /* 1-based */
-	char c;        /* 'i' identifier (a qualified name, "a::b", joined), 'n' number, else the punctuator's first char */
-	unsigned directive : 1; /* on a preprocessor line */
-	unsigned continued : 1; /* on a line continued from the one above (a macro's body) */
-	unsigned old_side : 1;  /* in the #else of a block migrate wrote: the old form, kept */
-};
-
-struct scan {
-	const char *s;
-	size_t len;
-	struct tok *v;
-	size_t n, alloc;
-	size_t *line_start; /* byte offset of each line's start, [0] for line 1 */
-	unsigned nlines;
-	/* Where the helpers go: the end (after '\n') of the last #include before any code, or of a
-	 * directive after it that leaves as many #if blocks open as that #include had (an #endif
-	 * around it, a #define after it); include_depth: the #if blocks open at that #include. */
-	size_t last_include_end;
-	int include_depth, seen_include;
-	int saw_code;
-	/* The open #if blocks: bit 0 a block migrate wrote ("#if ... /\* nvshim migrate *\/"), bit 1
-	 * in its #else; old_side counts the blocks of both bits. */
-	unsigned char cond[64];
-	int depth, old_side;
-};
-
-/* A directive at s[k] (after the '#'): the #if stack kept. */
-static void directive_seen(struct scan *sc, size_t k)
-{
-	const char *s = sc->s;
-	size_t len = sc->len, e = k;
-	while (e < len && s[e] != '\n')
-		e++;
-	int word = 0;
-	if (len - k >= 2 && !strncmp(s + k, "if", 2))
-		word = 1;
-	else if ((len - k >= 4 && !strncmp(s + k, "else", 4)) || (len - k >= 4 && !strncmp(s + k, "elif", 4)))
-		word = 2;
-	else if (len - k >= 5 && !strncmp(s + k, "endif", 5))
-		word = 3;
-	if (word == 1) {
-		int mine = memmem(s + k, e - k, "/* nvshim migrate */", 20) != NULL;
-		if (sc->depth < (int)sizeof(sc->cond))
-			sc->cond[sc->depth] = (unsigned char)mine;
-		sc->depth++;
-	} else if (word == 2 && sc->depth > 0 && sc->depth <= (int)sizeof(sc->cond)) {
-		unsigned char *c = &sc->cond[sc->depth - 1];
-		if (*c == 1)
-			sc->old_side++;
-		*c |= 2;
-	} else if (word == 3 && sc->depth > 0) {
-		if (sc->depth <= (int)sizeof(sc->cond) && sc->cond[sc->depth - 1] == 3)
-			sc->old_side--;
-		sc->depth--;
-	}
-}
-
-static int ident_start(int c) { return isalpha(c) || c == '_'; }
-static int ident_char(int c) { return isalnum(c) || c == '_'; }
-
-static void push(struct scan *sc, size_t b, size_t e, unsigned line, char c, int dir, int cont)
-{
-	if (sc->n == sc->alloc) {
-		sc->alloc = sc->alloc ? sc->alloc * 2 : 256;
-		sc->v = XRESIZEVEC(struct tok, sc->v, sc->alloc);
-	}
-	sc->v[sc->n++] = (struct tok){ b, e, line, c, (unsigned)dir, (unsigned)cont, sc->old_side > 0 };
-}
-
-static unsigned line_of(const struct scan *sc, size_t off)
-{
-	unsigned lo = 0, hi = sc->nlines;
-	while (hi - lo > 1) {
-		unsigned mid = (lo + hi) / 2;
-		if (sc->line_start[mid] <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo + 1;
-}
-
-static void scan_text(struct scan *sc, const char *s, size_t len)
-{
-	memset(sc, 0, sizeof(*sc));
-	sc->s = s;
-	sc->len = len;
-	size_t alloc = 64;
-	sc->line_start = XNEWVEC(size_t, alloc);
-	sc->line_start[sc->nlines++] = 0;
-	for (size_t i = 0; i < len; i++)
-		if (s[i] == '\n' && i + 1 <= len) {
-			if (sc->nlines == alloc) {
-				alloc *= 2;
-				sc->line_start = XRESIZEVEC(size_t, sc->line_start, alloc);
-			}
-			sc->line_start[sc->nlines++] = i + 1;
-		}
-	int at_line_start = 1, directive = 0, include = 0;
-	size_t i = 0;
-	while (i < len) {
-		char c = s[i];
-		if (c == '\n') {
-			/* A line continued with a backslash keeps the directive. */
-			size_t k = i;
-			while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r'))
-				k--;
-			int cont = k > 0 && s[k - 1] == '\\';
-			if (!cont) {
-				if (directive && !sc->saw_code &&
-				    (include || (sc->seen_include && sc->depth <= sc->include_depth))) {
-					sc->last_include_end = i + 1;
-					if (include) {
-						sc->include_depth = sc->depth;
-						sc->seen_include = 1;
-					} else if (sc->depth < sc->include_depth) {
-						sc->include_depth = sc->depth;
-					}
-				}
-				directive = include = 0;
-			}
-			at_line_start = 1;
-			i++;
-			continue;
-		}
-		if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\\') {
-			i++;
-			continue;
-		}
-		if (c == '/' && i + 1 < len && s[i + 1] == '/') {
-			while (i < len && s[i] != '\n') {
-				/* A // comment continued by a backslash goes on. */
-				if (s[i] == '\\' && i + 1 < len && s[i + 1] == '\n')
-					i++;
-				i++;
-			}
-			continue;
-		}
-		if (c == '/' && i + 1 < len && s[i + 1] == '*') {
-			i += 2;
-			while (i + 1 < len && !(s[i] == '*' && s[i + 1] == '/'))
-				i++;
-			i = i + 2 < len ? i + 2 : len;
-			continue;
-		}
-		int first = at_line_start;
-		at_line_start = 0;
-		if (c == '#' && first && !directive) {
-			directive = 1;
-			size_t k = i + 1;
-			while (k < len && (s[k] == ' ' || s[k] == '\t'))
-				k++;
-			if (len - k >= 7 && !strncmp(s + k, "include", 7)) {
-				include = 1;
-				/* The header's name, as a token of its own ('h'). */
-				size_t q = k + 7;
-				while (q < len && (s[q] == ' ' || s[q] == '\t'))
-					q++;
-				if (q < len && (s[q] == '<' || s[q] == '"')) {
-					char close = s[q] == '<' ? '>' : '"';
-					size_t qe = q + 1;
-					while (qe < len && s[qe] != close && s[qe] != '\n')
-						qe++;
-					if (qe < len && s[qe] == close)
-						push(sc, q + 1, qe, line_of(sc, q), 'h', 1, 0);
-				}
-			}
-			directive_seen(sc, k);
-			i++;
-			continue;
-		}
-		if (include) {
-			i++;
-			continue;
-		}
-		int cont = 0;
-		{
-			unsigned ln = line_of(sc, i);
-			if (ln > 1) {
-				size_t k = sc->line_start[ln - 1] - 1; /* the '\n' ending the line above */
-				while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t' || s[k - 1] == '\r'))
-					k--;
-				cont = k > 0 && s[k - 1] == '\\';
-			}
-		}
-		if (!directive)
-			sc->saw_code = 1;
-		/* Raw strings: R"delim( ... )delim", with an optional u8, u, U or L before. */
-		if (c == 'R' || ((c == 'u' || c == 'U' || c == 'L') && i + 1 < len)) {
-			size_t k = i;
-			if (s[k] == 'u' && k + 1 < len && s[k + 1] == '8')
-				k += 2;
-			else if (s[k] != 'R')
-				k++;
-			if (k + 1 < len && s[k] == 'R' && s[k + 1] == '"' && (i == 0 || !ident_char((unsigned char)s[i - 1]))) {
-				size_t d = k + 2, de = d;
-				while (de < len && s[de] != '(' && de - d < 16)
-					de++;
-				if (de < len && s[de] == '(') {
-					size_t dl = de - d, p = de + 1;
-					while (p < len && !(s[p] == ')' && p + 1 + dl < len && !memcmp(s + p + 1, s + d, dl) &&
-							    s[p + 1 + dl] == '"'))
-						p++;
-					push(sc, i, p < len ? p + dl + 2 : len, line_of(sc, i), '"', directive, cont);
-					i = p < len ? p + dl + 2 : len;
-					continue;
-				}
-			}
-		}
-		if (c == '"' || c == '\'') {
-			size_t k = i + 1;
-			while (k < len && s[k] != c && s[k] != '\n') {
-				if (s[k] == '\\' && k + 1 < len)
-					k++;
-				k++;
-			}
-			push(sc, i, k < len ? k + 1 : len, line_of(sc, i), c, directive, cont);
-			i = k < len ? k + 1 : len;
-			continue;
-		}
-		if (ident_start((unsigned char)c)) {
-			size_t b = i;
-			for (;;) {
-				while (i < len && ident_char((unsigned char)s[i]))
-					i++;
-				/* a::b, a :: b */
-				size_t k = i;
-				while (k < len && (s[k] == ' ' || s[k] == '\t'))
-					k++;
-				if (k + 2 < len && s[k] == ':' && s[k + 1] == ':') {
-					size_t m = k + 2;
-					while (m < len && (s[m] == ' ' || s[m] == '\t'))
-						m++;
-					if (m < len && ident_start((unsigned char)s[m])) {
-						i = m;
-						continue;
-					}
-				}
-				break;
-			}
-			/* A leading "::" belongs to the name. */
-			if (b >= 2 && s[b - 1] == ':' && s[b - 2] == ':' && sc->n && sc->v[sc->n - 1].c == ':' &&
-			    sc->v[sc->n - 1].e == b)
-				sc->n--;
-			push(sc, b, i, line_of(sc, b), 'i', directive, cont);
-			continue;
-		}
-		if (isdigit((unsigned char)c) || (c == '.' && i + 1 < len && isdigit((unsigned char)s[i + 1]))) {
-			size_t b = i;
-			while (i < len && (isalnum((unsigned char)s[i]) || s[i] == '.' || s[i] == '\'' ||
-					   ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E' ||
-									      s[i - 1] == 'p' || s[i - 1] == 'P'))))
-				i++;
-			push(sc, b, i, line_of(sc, b), 'n', directive, cont);
-			continue;
-		}
-		/* Two-character punctuators that matter: ->, ::, ==, <=, >=, != */
-		size_t w = 1;
-		if (i + 1 < len && ((c == '-' && s[i + 1] == '>') || (c == ':' && s[i + 1] == ':') ||
-				    (c == '=' && s[i + 1] == '=') || (c == '!' && s[i + 1] == '=') ||
-				    (c == '<' && s[i + 1] == '=') || (c == '>' && s[i + 1] == '=') ||
-				    (c == '+' && s[i + 1] == '+') || (c == '-' && s[i + 1] == '-')))
-			w = 2;
-		char kind = c;
-		if (w == 2)
-			kind = c == '-' && s[i + 1] == '>' ? 'A' : c == '=' ? 'E' : c == '+' ? 'P' : c == '-' ? 'M' : c;
-		push(sc, i, i + w, line_of(sc, i), kind, directive, cont);
-		i += w;
-	}
-}
-
-/* A token's name with blanks taken out and a leading "::" dropped (xmalloc'ed). */
-static char *tok_name(const struct scan *sc, const struct tok *t)
-{
-	char *out = XNEWVEC(char, t->e - t->b + 1), *o = out;
-	for (size_t k = t->b; k < t->e; k++)
-		if (sc->s[k] != ' ' && sc->s[k] != '\t')
-			*o++ = sc->s[k];
-	*o = '\0';
-	if (!strncmp(out, "::", 2))
-		memmove(out, out + 2, strlen(out + 2) + 1);
-	return out;
-}
-
-/* The token index of the bracket closing the one at `open` ('(' '[' '{' '<' for template
- * arguments), or n. Angle brackets count only themselves and () nesting. */
-static size_t closing(const struct scan *sc, size_t open)
-{
-	char o = sc->v[open].c;
-	char cl = o == '(' ? ')' : o == '[' ? ']' : o == '{' ? '}' : '>';
-	int depth = 0, paren = 0;
-	for (size_t k = open; k < sc->n; k++) {
-		char c = sc->v[k].c;
-		if (o == '<') {
-			if (c == '(')
-				paren++;
-			else if (c == ')')
-				paren--;
-			if (paren)
-				continue;
-			if (c == ';' || c == '{')
-				return sc->n;
-		}
-		if (c == o)
-			depth++;
-		else if (c == cl && !--depth)
-			return k;
-		else if (o != '<' && (c == '(' || c == '[' || c == '{'))
-			depth += 0;
-	}
-	return sc->n;
-}
-
-/* The arguments of the call whose '(' is token `open`: token ranges [b, e) for each, in args
- * (pairs); returns the count, -1 when the call does not close. No argument for "()". */
-static int call_args(const struct scan *sc, size_t open, size_t *close, size_t (*args)[2], int max)
-{
-	int depth = 0, n = 0;
-	size_t start = open + 1;
-	for (size_t k = open; k < sc->n; k++) {
-		char c = sc->v[k].c;
-		if (c == '(' || c == '[' || c == '{')
-			depth++;
-		else if (c == ')' || c == ']' || c == '}') {
-			if (--depth == 0) {
-				if (k > start || n > 0) {
-					if (n < max) {
-						args[n][0] = start;
-						args[n][1] = k;
-					}
-					n++;
-				}
-				*close = k;
-				return n;
-			}
-		} else if (c == ',' && depth == 1) {
-			if (n < max) {
-				args[n][0] = start;
-				args[n][1] = k;
-			}
-			n++;
-			start = k + 1;
-		}
-	}
-	return -1;
-}
-
 /* ---- edits ---- */
 
 struct edit {
@@ -544,7 +215,11 @@ struct mig {
 	struct edit *v;
 	size_t n, alloc;
 	struct migrate_result *out;
-	int need_attr, need_loc;
+	int need_attr, need_loc, need_prop, need_identity, need_tex;
+	size_t *prop_names; /* tokens declared as a cudaDeviceProp (find_prop_names) */
+	size_t nprop_names;
+	int prop_names_done;
+	const struct argv *ext_props; /* names the included headers declare so (may be NULL) */
 	size_t uses;
 	struct argv includes; /* headers the rewrites need, added with the helpers */
 	struct device_memo memo[16];
@@ -559,28 +234,6 @@ static void add_edit(struct mig *m, size_t b, size_t e, char *text, enum guard g
 	m->v[m->n++] = (struct edit){ b, e, text, g, m->uses };
 }
 
-static char *text_of(const struct scan *sc, size_t b, size_t e)
-{
-	return xstrndup(sc->s + b, e - b);
-}
-
-/* The text of tokens [tb, te), as written (blanks at both ends trimmed). */
-static char *toks_text(const struct scan *sc, size_t tb, size_t te)
-{
-	if (tb >= te)
-		return xstrdup("");
-	return text_of(sc, sc->v[tb].b, sc->v[te - 1].e);
-}
-
-static char *squeeze(const char *s)
-{
-	char *out = XNEWVEC(char, strlen(s) + 1), *o = out;
-	for (; *s; s++)
-		if (!isspace((unsigned char)*s))
-			*o++ = *s;
-	*o = '\0';
-	return out;
-}
 
 static void skipped(struct mig *m, const struct tok *t, const char *name, const char *why)
 {
@@ -677,21 +330,21 @@ static char *find_device_from(const struct scan *sc, size_t before, size_t stop,
 		if (sc->v[k].c != 'i')
 			continue;
 		if (k + 1 < sc->n && sc->v[k + 1].c == '(') {
-			char *fn = tok_name(sc, &sc->v[k]);
+			char *fn = migrate_scan_name(sc, &sc->v[k]);
 			int hit = !strcmp(fn, "cudaGetDeviceProperties") || !strcmp(fn, "cudaGetDeviceProperties_v2");
 			free(fn);
 			if (!hit)
 				continue;
 			size_t args[2][2], close;
-			if (call_args(sc, k + 1, &close, args, 2) != 2)
+			if (migrate_scan_args(sc, k + 1, &close, args, 2) != 2)
 				continue;
-			char *a0 = toks_text(sc, args[0][0], args[0][1]);
-			char *a0s = squeeze(a0);
+			char *a0 = migrate_scan_span(sc, args[0][0], args[0][1]);
+			char *a0s = migrate_scan_squeeze(a0);
 			char *want = arrow ? xstrdup(objs) : concat("&", objs, NULL);
 			char *want2 = arrow ? NULL : concat("&(", objs, ")", NULL);
 			char *dev = NULL;
 			if (!strcmp(a0s, want) || (want2 && !strcmp(a0s, want2)))
-				dev = toks_text(sc, args[1][0], args[1][1]);
+				dev = migrate_scan_span(sc, args[1][0], args[1][1]);
 			free(a0);
 			free(a0s);
 			free(want);
@@ -707,7 +360,7 @@ static char *find_device_from(const struct scan *sc, size_t before, size_t stop,
 			int addr = sc->v[q].c == '&';
 			q += addr;
 			if (q + 1 < sc->n && sc->v[q].c == 'i' && sc->v[q + 1].c == ';' && addr == arrow) {
-				char *src = tok_name(sc, &sc->v[q]);
+				char *src = migrate_scan_name(sc, &sc->v[q]);
 				char *dev = find_device(sc, k, src, 0, depth + 1);
 				free(src);
 				if (dev)
@@ -716,6 +369,74 @@ static char *find_device_from(const struct scan *sc, size_t before, size_t stop,
 		}
 	}
 	return NULL;
+}
+
+/* 1 if the object expression [ob, dot) ends in a name (subscripts after it allowed) that the
+ * file declares as a cudaDeviceProp: `cudaDeviceProp NAME`, with const, volatile, '&', '*' or a
+ * template's '>' between (const cudaDeviceProp &p, cudaDeviceProp *q, std::vector<cudaDeviceProp>
+ * v, a struct's member `cudaDeviceProp props;`). */
+static void find_prop_names(struct mig *m);
+
+static int declared_prop(struct mig *m, size_t ob, size_t dot)
+{
+	const struct scan *sc = &m->sc;
+	size_t k = dot;
+	while (k > ob && sc->v[k - 1].c == ']') {
+		int depth = 0;
+		do {
+			k--;
+			if (sc->v[k].c == ']')
+				depth++;
+			else if (sc->v[k].c == '[')
+				depth--;
+		} while (k > ob && depth);
+	}
+	if (k == ob || sc->v[k - 1].c != 'i')
+		return 0;
+	const struct tok *want = &sc->v[k - 1];
+	size_t wl = want->e - want->b;
+	if (!m->prop_names_done)
+		find_prop_names(m);
+	for (size_t j = 0; j < m->nprop_names; j++) {
+		const struct tok *u = &sc->v[m->prop_names[j]];
+		if (u->e - u->b == wl && !memcmp(sc->s + u->b, sc->s + want->b, wl))
+			return 1;
+	}
+	for (size_t j = 0; m->ext_props && j < m->ext_props->n; j++)
+		if (strlen(m->ext_props->v[j]) == wl && !memcmp(m->ext_props->v[j], sc->s + want->b, wl))
+			return 1;
+	return 0;
+}
+
+/* The names declared as a cudaDeviceProp (token indices), once per file. */
+static void find_prop_names(struct mig *m)
+{
+	const struct scan *sc = &m->sc;
+	size_t alloc = 0;
+	m->prop_names_done = 1;
+	for (size_t j = 0; j + 1 < sc->n; j++) {
+		const struct tok *ty = &sc->v[j];
+		if (ty->c != 'i' || ty->e - ty->b < 14 || memcmp(sc->s + ty->e - 14, "cudaDeviceProp", 14) ||
+		    (ty->e - ty->b > 14 && sc->s[ty->e - 15] != ':' && sc->s[ty->e - 15] != ' '))
+			continue;
+		for (size_t q = j + 1; q < sc->n && q <= j + 5; q++) {
+			const struct tok *u = &sc->v[q];
+			if (u->c == '&' || u->c == '*' || u->c == '>')
+				continue;
+			if (u->c != 'i')
+				break;
+			size_t ul = u->e - u->b;
+			if (!((ul == 5 && !memcmp(sc->s + u->b, "const", 5)) || (ul == 8 && !memcmp(sc->s + u->b, "volatile", 8)) ||
+			      (ul == 12 && !memcmp(sc->s + u->b, "__restrict__", 12)))) {
+				if (m->nprop_names == alloc) {
+					alloc = alloc ? alloc * 2 : 16;
+					m->prop_names = XRESIZEVEC(size_t, m->prop_names, alloc);
+				}
+				m->prop_names[m->nprop_names++] = q;
+				break;
+			}
+		}
+	}
 }
 
 static void do_field(struct mig *m, size_t i, const struct recipe *r, const char *name)
@@ -736,7 +457,9 @@ static void do_field(struct mig *m, size_t i, const struct recipe *r, const char
 	if ((nx && ((nx->c == '=' ) || nx->c == 'P' || nx->c == 'M' ||
 		    (strchr("+-*/%&|^", nx->c) && i + 2 < sc->n && sc->v[i + 2].c == '=' && sc->v[i + 2].b == nx->e))) ||
 	    (ob > 0 && (sc->v[ob - 1].c == '&' || sc->v[ob - 1].c == 'P' || sc->v[ob - 1].c == 'M') &&
-	     (ob < 2 || sc->v[ob - 2].c != 'i'))) {
+	     /* not a binary & (after an operand) nor the second half of && */
+	     (ob < 2 || (!strchr("in)]", sc->v[ob - 2].c) &&
+			 !(sc->v[ob - 2].c == '&' && sc->v[ob - 2].e == sc->v[ob - 1].b))))) {
 		skipped(m, t, name, "not migrated: the field is written or its address taken (the struct has no such field on CUDA 13)");
 		return;
 	}
@@ -744,12 +467,24 @@ static void do_field(struct mig *m, size_t i, const struct recipe *r, const char
 		skipped(m, t, name, "not migrated: inside a preprocessor directive");
 		return;
 	}
-	char *obj = toks_text(sc, ob, dot);
-	char *objs = squeeze(obj);
+	char *obj = migrate_scan_span(sc, ob, dot);
+	char *objs = migrate_scan_squeeze(obj);
 	int arrow = sc->v[dot].c == 'A';
 	char *dev = find_device_memo(sc, m->memo, sizeof(m->memo) / sizeof(m->memo[0]), ob, objs, arrow);
-	if (!dev) {
-		char *why = xasprintf("not migrated: no cudaGetDeviceProperties(%s%s, device) before it names the device", arrow ? "" : "&", obj);
+	if (!dev && t->continued) {
+		skipped(m, t, name, "not migrated: inside a macro (a version guard cannot go there)");
+	} else if (!dev && declared_prop(m, ob, dot)) {
+		/* The device is not in sight (a parameter, a member): the one whose PCI ids are the
+		 * struct's, on CUDA 13; CUDA 12 reads the field as before. */
+		char *call = arrow ? xasprintf("nvshim_migrate_prop_attr(%s, %s)", obj, r->to)
+				   : xasprintf("nvshim_migrate_prop_attr(&(%s), %s)", obj, r->to);
+		add_edit(m, sc->v[ob].b, t->e, call, G_CUDART);
+		m->need_prop = 1;
+		fixed(m, t, name);
+	} else if (!dev) {
+		char *why = xasprintf("not migrated: no cudaGetDeviceProperties(%s%s, device) before it names the device, "
+				      "and no declaration of it as a cudaDeviceProp in this file or the headers it includes "
+				      "with quotes", arrow ? "" : "&", obj);
 		skipped(m, t, name, why);
 		free(why);
 	} else {
@@ -807,7 +542,7 @@ static void do_args(struct mig *m, size_t i, const struct recipe *r, const char 
 		return;
 	}
 	size_t args[16][2], close;
-	int n = call_args(sc, paren, &close, args, 16);
+	int n = migrate_scan_args(sc, paren, &close, args, 16);
 	if (n < 0) {
 		skipped(m, t, name, "not migrated: the call does not close");
 		return;
@@ -836,7 +571,7 @@ static void do_args(struct mig *m, size_t i, const struct recipe *r, const char 
 		add_edit(m, sc->v[args[r->pos][0]].b, sc->v[args[r->pos + 1][0]].b, xstrdup(""), r->guard);
 	} else { /* K_LOCATION */
 		size_t db = sc->v[args[r->pos][0]].b, de = sc->v[args[r->pos][1] - 1].e;
-		char *dev = text_of(sc, db, de);
+		char *dev = migrate_scan_bytes(sc, db, de);
 		const char *type = r->guard == G_CUDA ? "CUmemLocation" : "cudaMemLocation";
 		if (is_location(sc, args[r->pos][0], args[r->pos][1], type)) {
 			free(dev);
@@ -863,8 +598,8 @@ static char *macro_expand(const char *tmpl, const char *x, const char *y)
 	size_t cap = strlen(tmpl) + 4 * (strlen(x) + strlen(y)) + 1;
 	char *out = XNEWVEC(char, cap), *o = out;
 	for (const char *p = tmpl; *p; p++) {
-		if ((*p == 'x' || *p == 'y') && (p == tmpl || !ident_char((unsigned char)p[-1])) &&
-		    !ident_char((unsigned char)p[1])) {
+		if ((*p == 'x' || *p == 'y') && (p == tmpl || !migrate_scan_ident_char((unsigned char)p[-1])) &&
+		    !migrate_scan_ident_char((unsigned char)p[1])) {
 			const char *a = *p == 'x' ? x : y;
 			size_t l = strlen(a);
 			memcpy(o, a, l);
@@ -885,49 +620,26 @@ static void do_macro(struct mig *m, size_t i, const struct recipe *r, const char
 		return;
 	/* #ifndef CUB_MAX / #define CUB_MAX(a, b) of the program's own: leave it. */
 	if (t->directive && i > 0 && sc->v[i - 1].c == 'i') {
-		char *d = tok_name(sc, &sc->v[i - 1]);
+		char *d = migrate_scan_name(sc, &sc->v[i - 1]);
 		int own = !strcmp(d, "define") || !strcmp(d, "ifdef") || !strcmp(d, "ifndef") || !strcmp(d, "undef");
 		free(d);
 		if (own)
 			return;
 	}
 	size_t args[4][2], close;
-	int n = call_args(sc, i + 1, &close, args, 4);
+	int n = migrate_scan_args(sc, i + 1, &close, args, 4);
 	if (n != 2) {
 		skipped(m, t, name, "not migrated: not two arguments");
 		return;
 	}
-	char *x = toks_text(sc, args[0][0], args[0][1]);
-	char *y = toks_text(sc, args[1][0], args[1][1]);
+	char *x = migrate_scan_span(sc, args[0][0], args[0][1]);
+	char *y = migrate_scan_span(sc, args[1][0], args[1][1]);
 	add_edit(m, t->b, sc->v[close].e, macro_expand(r->to, x, y), G_NONE);
 	free(x);
 	free(y);
 	fixed(m, t, name);
 }
 
-/* The template arguments between the '<' token lt and its '>' gt, split at top-level commas:
- * the first max as token ranges [begin, end) into targs; returns how many there are. */
-static int split_targs(const struct scan *sc, size_t lt, size_t gt, size_t targs[][2], int max)
-{
-	int nt = 0, depth = 0;
-	size_t st = lt + 1;
-	for (size_t j = lt; j <= gt; j++) {
-		char c = sc->v[j].c;
-		if (c == '<' || c == '(' || c == '[')
-			depth++;
-		else if (c == '>' || c == ')' || c == ']')
-			depth--;
-		if ((c == ',' && depth == 1) || j == gt) {
-			if (nt < max) {
-				targs[nt][0] = st;
-				targs[nt][1] = j;
-			}
-			nt++;
-			st = j + 1;
-		}
-	}
-	return nt;
-}
 
 /* struct F : public thrust::unary_function<A, R> { ... */
 static void do_base(struct mig *m, size_t i, const struct recipe *r, const char *name)
@@ -939,7 +651,7 @@ static void do_base(struct mig *m, size_t i, const struct recipe *r, const char 
 	/* Back over public/private/protected/virtual to ':' or ','. */
 	size_t k = i;
 	while (k > 0 && sc->v[k - 1].c == 'i') {
-		char *w = tok_name(sc, &sc->v[k - 1]);
+		char *w = migrate_scan_name(sc, &sc->v[k - 1]);
 		int acc = !strcmp(w, "public") || !strcmp(w, "private") || !strcmp(w, "protected") || !strcmp(w, "virtual");
 		free(w);
 		if (!acc)
@@ -948,14 +660,14 @@ static void do_base(struct mig *m, size_t i, const struct recipe *r, const char 
 	}
 	if (k < 2 || (sc->v[k - 1].c != ':' && sc->v[k - 1].c != ','))
 		return; /* not a base clause */
-	size_t gt = closing(sc, i + 1);
+	size_t gt = migrate_scan_closing(sc, i + 1);
 	if (gt >= sc->n) {
 		skipped(m, t, name, "not migrated: its template arguments do not close");
 		return;
 	}
 	/* The template arguments, split at top-level commas. */
 	size_t targs[4][2];
-	int nt = split_targs(sc, i + 1, gt, targs, 4);
+	int nt = migrate_scan_targs(sc, i + 1, gt, targs, 4);
 	if (nt != r->argc) {
 		skipped(m, t, name, "not migrated: template arguments not as expected");
 		return;
@@ -977,7 +689,7 @@ static void do_base(struct mig *m, size_t i, const struct recipe *r, const char 
 		skipped(m, t, name, "not migrated: no class body");
 		return;
 	}
-	size_t bodyend = closing(sc, brace);
+	size_t bodyend = migrate_scan_closing(sc, brace);
 	/* Remove ": base" (only base: the ':' too) or ", base" / "base, ". */
 	int only = sc->v[k - 1].c == ':' && sc->v[gt + 1].c == '{';
 	if (only) {
@@ -1000,7 +712,7 @@ static void do_base(struct mig *m, size_t i, const struct recipe *r, const char 
 				has = 1;
 		if (has)
 			continue;
-		char *arg = toks_text(sc, targs[a][0], targs[a][1]);
+		char *arg = migrate_scan_span(sc, targs[a][0], targs[a][1]);
 		char *d = xasprintf("%s using %s = %s;", decl, w, arg);
 		free(decl);
 		free(arg);
@@ -1017,39 +729,71 @@ static const char *targs_header(const char *name)
 {
 	return !strcmp(name, "cub::CountingInputIterator")   ? "thrust/iterator/counting_iterator.h"
 	       : !strcmp(name, "cub::ConstantInputIterator") ? "thrust/iterator/constant_iterator.h"
+	       : !strcmp(name, "cub::DiscardOutputIterator") ? "thrust/iterator/discard_iterator.h"
 							     : "thrust/iterator/transform_iterator.h";
 }
 
-static void do_targs(struct mig *m, size_t i, const struct recipe *r, const char *name)
+static char *targs_rewrite(const struct scan *sc, size_t i, const struct recipe *r, size_t *end);
+
+/* The text of tokens [tb, te) with the iterators of the K_TARGS recipes in it rewritten (a
+ * cub::CountingInputIterator<int> inside a cub::TransformInputIterator's arguments). */
+static char *span_rewritten(const struct scan *sc, size_t tb, size_t te)
 {
-	const struct scan *sc = &m->sc;
-	const struct tok *t = &sc->v[i];
-	if (i + 1 >= sc->n || sc->v[i + 1].c != '<')
-		return;
-	size_t gt = closing(sc, i + 1);
+	if (tb >= te)
+		return xstrdup("");
+	char *acc = xstrdup("");
+	size_t pos = sc->v[tb].b;
+	for (size_t k = tb; k < te; k++) {
+		if (sc->v[k].c != 'i' || k + 1 >= te || sc->v[k + 1].c != '<')
+			continue;
+		char *nm = migrate_scan_name(sc, &sc->v[k]);
+		const struct recipe *r = recipe_find(nm);
+		free(nm);
+		size_t end;
+		char *sub = r && r->kind == K_TARGS ? targs_rewrite(sc, k, r, &end) : NULL;
+		if (!sub || end >= te)
+			continue;
+		/* (not xasprintf's %.*s: libiberty sizes it with strlen, and the text need not end in NUL) */
+		char *between = migrate_scan_bytes(sc, pos, sc->v[k].b);
+		char *next = concat(acc, between, sub, NULL);
+		free(between);
+		free(acc);
+		free(sub);
+		acc = next;
+		pos = sc->v[end].e;
+		k = end;
+	}
+	char *rest = migrate_scan_bytes(sc, pos, sc->v[te - 1].e);
+	char *out = concat(acc, rest, NULL);
+	free(rest);
+	free(acc);
+	return out;
+}
+
+/* The rewrite of the K_TARGS use at token i (NAME<...>), its '>' in *end; NULL: not this form
+ * (*end is then the number of template arguments, or -1 when they do not close). */
+static char *targs_rewrite(const struct scan *sc, size_t i, const struct recipe *r, size_t *end)
+{
+	size_t gt = migrate_scan_closing(sc, i + 1);
 	if (gt >= sc->n) {
-		skipped(m, t, name, "not migrated: its template arguments do not close");
-		return;
+		*end = (size_t)-1;
+		return NULL;
 	}
 	size_t targs[8][2];
-	int nt = split_targs(sc, i + 1, gt, targs, 8);
-	if (nt != r->argc) {
-		char *why = xasprintf("not migrated: %d template arguments (the rewrite takes %d: an offset type "
-				      "has no place in the Thrust iterator)", nt, r->argc);
-		skipped(m, t, name, why);
-		free(why);
-		return;
-	}
-	if (t->directive || t->continued) {
-		skipped(m, t, name, "not migrated: inside a preprocessor directive or macro (a version guard cannot go there)");
-		return;
+	int nt = migrate_scan_targs(sc, i + 1, gt, targs, 8);
+	if (nt == 1 && targs[0][0] == targs[0][1])
+		nt = 0; /* NAME<> */
+	const char *to = nt == r->argc ? r->to : nt == r->argc + 1 && r->to_offset ? r->to_offset : NULL;
+	if (!to) {
+		*end = (size_t)nt;
+		return NULL;
 	}
 	char *acc = xstrdup("");
-	for (const char *p = r->to; *p; p++) {
+	for (const char *p = to; *p; p++) {
 		char *next;
 		if (*p == '$' && p[1] >= '1' && p[1] <= '0' + nt) {
 			int k = p[1] - '1';
-			char *a = toks_text(sc, targs[k][0], targs[k][1]);
+			char *a = span_rewritten(sc, targs[k][0], targs[k][1]);
 			next = concat(acc, a, NULL);
 			free(a);
 			p++;
@@ -1060,6 +804,34 @@ static void do_targs(struct mig *m, size_t i, const struct recipe *r, const char
 		free(acc);
 		acc = next;
 	}
+	*end = gt;
+	return acc;
+}
+
+static void do_targs(struct mig *m, size_t i, const struct recipe *r, const char *name)
+{
+	const struct scan *sc = &m->sc;
+	const struct tok *t = &sc->v[i];
+	if (i + 1 >= sc->n || sc->v[i + 1].c != '<')
+		return;
+	size_t gt;
+	char *acc = targs_rewrite(sc, i, r, &gt);
+	if (!acc && gt == (size_t)-1) {
+		skipped(m, t, name, "not migrated: its template arguments do not close");
+		return;
+	}
+	if (!acc) {
+		char *why = xasprintf("not migrated: %d template arguments (the old form has %d, or %d with an "
+				      "offset type)", (int)gt, r->argc, r->argc + 1);
+		skipped(m, t, name, why);
+		free(why);
+		return;
+	}
+	if (t->directive || t->continued) {
+		free(acc);
+		skipped(m, t, name, "not migrated: inside a preprocessor directive or macro (a version guard cannot go there)");
+		return;
+	}
 	add_edit(m, t->b, sc->v[gt].e, acc, r->guard);
 	const char *h = targs_header(r->name);
 	int have = 0;
@@ -1067,6 +839,34 @@ static void do_targs(struct mig *m, size_t i, const struct recipe *r, const char
 		have = !strcmp(m->includes.v[k], h);
 	if (!have)
 		argv_push(&m->includes, h);
+	fixed(m, t, name);
+}
+
+/* thrust::identity<T> -> nvshim_migrate_identity<T>; thrust::identity( or { (CTAD, C++17) ->
+ * nvshim_migrate_identity<>( or {. Not a using-declaration or a name passed on alone. */
+static void do_identity(struct mig *m, size_t i, const struct recipe *r, const char *name)
+{
+	const struct scan *sc = &m->sc;
+	const struct tok *t = &sc->v[i];
+	const struct tok *nx = i + 1 < sc->n ? &sc->v[i + 1] : NULL;
+	if (t->directive && i > 0 && sc->v[i - 1].c == 'i') {
+		char *d = migrate_scan_name(sc, &sc->v[i - 1]);
+		int own = !strcmp(d, "define") || !strcmp(d, "ifdef") || !strcmp(d, "ifndef") || !strcmp(d, "undef");
+		free(d);
+		if (own)
+			return;
+	}
+	if (nx && nx->c == '<')
+		add_edit(m, t->b, t->e, xstrdup(r->to), G_NONE);
+	else if (nx && (nx->c == '(' || nx->c == '{'))
+		add_edit(m, t->b, t->e, concat(r->to, "<>", NULL), G_NONE);
+	else {
+		skipped(m, t, name, "not migrated: not a use of the class template (thrust::identity<T>, "
+			"thrust::identity{}): rewrite it by hand (cuda::std::identity returns its argument as it "
+			"is; thrust::identity<T> converted it to T)");
+		return;
+	}
+	m->need_identity = 1;
 	fixed(m, t, name);
 }
 
@@ -1080,7 +880,7 @@ static void do_rename(struct mig *m, size_t i, const struct recipe *r, const cha
 	}
 	/* #define of the program's own, or a declaration of the name: leave it. */
 	if (t->directive && i > 0 && sc->v[i - 1].c == 'i') {
-		char *d = tok_name(sc, &sc->v[i - 1]);
+		char *d = migrate_scan_name(sc, &sc->v[i - 1]);
 		int own = !strcmp(d, "define") || !strcmp(d, "ifdef") || !strcmp(d, "ifndef") || !strcmp(d, "undef") || !strcmp(d, "defined");
 		free(d);
 		if (own)
@@ -1098,7 +898,7 @@ static void do_value(struct mig *m, size_t i, const struct recipe *r, const char
 	if (i + 1 >= sc->n || sc->v[i + 1].c != '(')
 		return;
 	size_t args[1][2], close;
-	if (call_args(sc, i + 1, &close, args, 1) < 0) {
+	if (migrate_scan_args(sc, i + 1, &close, args, 1) < 0) {
 		skipped(m, t, name, "not migrated: the call does not close");
 		return;
 	}
@@ -1156,6 +956,7 @@ static void apply_lines(struct sbuf *out, const struct mig *m, size_t from, size
 
 static void memo_release(struct mig *m)
 {
+	free(m->prop_names);
 	for (size_t k = 0; k < sizeof(m->memo) / sizeof(m->memo[0]); k++) {
 		free(m->memo[k].objs);
 		free(m->memo[k].dev);
@@ -1199,6 +1000,99 @@ static const char culoc_helper[] =
 	"}\n"
 	"#endif\n";
 
+static const char prop_helper[] =
+	"#if CUDART_VERSION >= 13000\n"
+	"/* nvshim migrate: cudaDeviceProp's clockRate, memoryClockRate, computeMode, deviceOverlap,\n"
+	" * kernelExecTimeoutEnabled and singleToDoublePrecisionPerfRatio are gone from CUDA 13.0: the\n"
+	" * value CUDA 12's cudaGetDeviceProperties put there, read for the device whose PCI domain, bus\n"
+	" * and device ids are the struct's (the device it was filled for); 0 when no device has them. */\n"
+	"static inline int nvshim_migrate_prop_attr(const struct cudaDeviceProp *prop, enum cudaDeviceAttr attr)\n"
+	"{\n"
+	"\tint n = 0, d, value = 0;\n"
+	"\tif (cudaGetDeviceCount(&n) != cudaSuccess) {\n"
+	"\t\t(void)cudaGetLastError();\n"
+	"\t\treturn 0;\n"
+	"\t}\n"
+	"\tfor (d = 0; d < n; d++) {\n"
+	"\t\tint dom = -1, bus = -1, dev = -1;\n"
+	"\t\tif (cudaDeviceGetAttribute(&dom, cudaDevAttrPciDomainId, d) == cudaSuccess &&\n"
+	"\t\t    cudaDeviceGetAttribute(&bus, cudaDevAttrPciBusId, d) == cudaSuccess &&\n"
+	"\t\t    cudaDeviceGetAttribute(&dev, cudaDevAttrPciDeviceId, d) == cudaSuccess &&\n"
+	"\t\t    dom == prop->pciDomainID && bus == prop->pciBusID && dev == prop->pciDeviceID)\n"
+	"\t\t\treturn cudaDeviceGetAttribute(&value, attr, d) == cudaSuccess ? value : 0;\n"
+	"\t}\n"
+	"\treturn 0;\n"
+	"}\n"
+	"#endif\n";
+
+static const char identity_helper[] =
+	"/* nvshim migrate: thrust::identity is gone from CCCL 3.0; this is CCCL 2.8's, which converts\n"
+	" * its argument to T (cuda::std::identity returns it as it is), the same on CCCL 2.x and 3.x. */\n"
+	"#if defined(__CUDACC__)\n"
+	"#define NVSHIM_MIGRATE_HD __host__ __device__\n"
+	"#else\n"
+	"#define NVSHIM_MIGRATE_HD\n"
+	"#endif\n"
+	"template <typename T = void>\n"
+	"struct nvshim_migrate_identity\n"
+	"{\n"
+	"\tusing argument_type = T;\n"
+	"\tusing result_type = T;\n"
+	"\tNVSHIM_MIGRATE_HD constexpr const T &operator()(const T &x) const { return x; }\n"
+	"\tNVSHIM_MIGRATE_HD constexpr T &operator()(T &x) const { return x; }\n"
+	"\tNVSHIM_MIGRATE_HD constexpr T &&operator()(T &&x) const { return static_cast<T &&>(x); }\n"
+	"};\n"
+	"template <>\n"
+	"struct nvshim_migrate_identity<void>\n"
+	"{\n"
+	"\tusing is_transparent = void;\n"
+	"\ttemplate <typename U>\n"
+	"\tNVSHIM_MIGRATE_HD constexpr U &&operator()(U &&x) const noexcept { return static_cast<U &&>(x); }\n"
+	"};\n"
+	"#undef NVSHIM_MIGRATE_HD\n";
+
+/* Texture and surface references: why migrate leaves them, and, per use, what to write. */
+static const char texref_why[] =
+	"texture and surface references are gone since CUDA 12.0; migrate rewrites only a file-scope "
+	"texture<T, 1, cudaReadModeElementType> REF bound in the same file with cudaBindTexture(0, REF, ptr[, desc], size) "
+	"and read with tex1Dfetch(REF, i), where a texture object in a __device__ variable gives the kernels the "
+	"same values; other forms (2D and array binds, filtering, normalized reads, an offset, a surface) need "
+	"the object made for them and passed to the kernels, a change of signatures and launches across "
+	"functions and files that a rewrite of the text cannot check";
+
+static const char *texref_advice(const char *name)
+{
+	static const struct {
+		const char *name, *what;
+	} advice[] = {
+		{ "texture", "a cudaTextureObject_t created where the reference is bound and passed to each kernel that reads it" },
+		{ "textureReference", "a cudaTextureObject_t (cudaCreateTextureObject) in place of the reference" },
+		{ "surface", "a cudaSurfaceObject_t created with cudaCreateSurfaceObject and passed to each kernel that uses it" },
+		{ "surfaceReference", "a cudaSurfaceObject_t (cudaCreateSurfaceObject) in place of the reference" },
+		{ "cudaBindTexture", "cudaCreateTextureObject(&obj, &res, &td, NULL) with res.resType = cudaResourceTypeLinear "
+				     "and res.res.linear's devPtr, desc and sizeInBytes as bound here (devPtr aligned to "
+				     "textureAlignment: an object has no offset)" },
+		{ "cudaBindTexture2D", "cudaCreateTextureObject with res.resType = cudaResourceTypePitch2D and res.res.pitch2D "
+				       "as bound here" },
+		{ "cudaBindTextureToArray", "cudaCreateTextureObject with res.resType = cudaResourceTypeArray (res.res.array.array)" },
+		{ "cudaBindTextureToMipmappedArray", "cudaCreateTextureObject with res.resType = cudaResourceTypeMipmappedArray" },
+		{ "cudaUnbindTexture", "cudaDestroyTextureObject(obj)" },
+		{ "cudaGetTextureAlignmentOffset", "nothing: a texture object starts at its devPtr" },
+		{ "cudaGetTextureReference", "the cudaTextureObject_t itself: there is no reference to look up" },
+		{ "cudaBindSurfaceToArray", "cudaCreateSurfaceObject(&obj, &res) with res.resType = cudaResourceTypeArray" },
+		{ "cudaGetSurfaceReference", "the cudaSurfaceObject_t itself: there is no reference to look up" },
+	};
+	for (size_t k = 0; k < sizeof(advice) / sizeof(advice[0]); k++)
+		if (!strcmp(name, advice[k].name))
+			return advice[k].what;
+	if (!strncmp(name, "tex", 3))
+		return "the fetch's object form, FETCH<T>(obj, ...), obj the kernel's cudaTextureObject_t parameter (T the "
+		       "reference's element type, float for cudaReadModeNormalizedFloat)";
+	if (!strncmp(name, "surf", 4))
+		return "the same call with the kernel's cudaSurfaceObject_t parameter in place of the reference";
+	return NULL;
+}
+
 /* A use of an entry of the API table that has no recipe: said, the text left. Struct fields
  * (STRUCT::FIELD) match a member access of FIELD; texture fetches only in their reference form
  * (no template argument); texture and surface only as templates; surf* never (the object form
@@ -1229,14 +1123,262 @@ static void known_use(struct mig *m, size_t i, const char *name, const struct ar
 			if (!strncmp(name, "tex", 3) && strcmp(name, "texture") && (!nx || nx->c != '('))
 				return;
 		}
-		char *why = xasprintf("no automatic rewrite; see `nvshim explain-api %s`", kn);
+		const char *tex = texref_advice(kn);
+		char *why = tex ? xasprintf("not migrated: %s; here, write %s (docs/migrate.md, \"Texture and surface "
+					    "references\"; `nvshim explain-api %s`)", texref_why, tex, kn)
+				: xasprintf("no automatic rewrite; see `nvshim explain-api %s`", kn);
 		skipped(m, t, kn, why);
 		free(why);
 		return;
 	}
 }
 
+/* ---- texture references: the simple pattern ---- */
+
+/* The call whose argument list holds token j as a whole argument: its name's token in *callee,
+ * the argument's index in *argi. 0 when j is not a whole argument of a named call. */
+static int enclosing_call(const struct scan *sc, size_t j, size_t *callee, int *argi)
+{
+	if (j + 1 >= sc->n || (sc->v[j + 1].c != ',' && sc->v[j + 1].c != ')'))
+		return 0;
+	int depth = 0, commas = 0;
+	for (size_t k = j; k-- > 0;) {
+		char c = sc->v[k].c;
+		if (c == ')' || c == ']' || c == '}')
+			depth++;
+		else if (c == '(' || c == '[' || c == '{') {
+			if (depth--)
+				continue;
+			if (c != '(' || k == 0 || sc->v[k - 1].c != 'i')
+				return 0;
+			if (sc->v[j - 1].c != '(' && sc->v[j - 1].c != ',')
+				return 0;
+			*callee = k - 1;
+			*argi = commas;
+			return 1;
+		} else if (c == ',' && !depth)
+			commas++;
+		else if (c == ';')
+			return 0;
+	}
+	return 0;
+}
+
+static int tok_is(const struct scan *sc, size_t k, const char *s)
+{
+	size_t l = strlen(s);
+	return k < sc->n && sc->v[k].c == 'i' && sc->v[k].e - sc->v[k].b == l && !memcmp(sc->s + sc->v[k].b, s, l);
+}
+
+/* A file-scope `texture<T[, 1[, cudaReadModeElementType]]> NAME;` whose every other use in the
+ * file is tex1Dfetch(NAME, i), cudaBindTexture(0, NAME, ptr[, desc], size) (0, NULL or nullptr:
+ * no offset asked for) or cudaUnbindTexture(NAME), with at least one bind: NAME becomes a
+ * __device__ cudaTextureObject_t that the kernels read, tex1Dfetch(NAME, i) its object form
+ * tex1Dfetch<T>(NAME, i), the bind and the unbind two helpers that create and destroy the object
+ * for the current device (docs/migrate.md). Any other texture reference is left, and said. The
+ * tokens rewritten are marked in `done` (no "no automatic rewrite" message for them). */
+static void texref_pass(struct mig *m, unsigned char *done)
+{
+	const struct scan *sc = &m->sc;
+	int depth = 0;
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct tok *t = &sc->v[i];
+		if (!t->directive) {
+			if (t->c == '{')
+				depth++;
+			else if (t->c == '}' && depth > 0)
+				depth--;
+		}
+		if (depth || t->old_side || t->directive || t->continued || !tok_is(sc, i, "texture") || i + 1 >= sc->n ||
+		    sc->v[i + 1].c != '<')
+			continue;
+		if (i > 0 && sc->v[i - 1].c != ';' && sc->v[i - 1].c != '}' && !sc->v[i - 1].directive && !tok_is(sc, i - 1, "static"))
+			continue;
+		size_t gt = migrate_scan_closing(sc, i + 1);
+		const char *why = NULL;
+		size_t targs[4][2];
+		int nt = gt < sc->n ? migrate_scan_targs(sc, i + 1, gt, targs, 4) : 0;
+		char *dim = nt >= 2 ? migrate_scan_span(sc, targs[1][0], targs[1][1]) : xstrdup("1");
+		char *mode = nt >= 3 ? migrate_scan_span(sc, targs[2][0], targs[2][1]) : xstrdup("cudaReadModeElementType");
+		if (nt < 1 || nt > 3 || targs[0][0] == targs[0][1])
+			why = "its template arguments are not texture<T, DIM, MODE>";
+		else if (strcmp(dim, "1") && strcmp(dim, "cudaTextureType1D"))
+			why = "it is not one-dimensional (its bind and reads are not the linear-memory pattern)";
+		else if (strcmp(mode, "cudaReadModeElementType"))
+			why = "its read mode is not cudaReadModeElementType";
+		else if (gt + 2 >= sc->n || sc->v[gt + 1].c != 'i' || sc->v[gt + 2].c != ';')
+			why = "it is not a declaration of one name (texture<...> NAME;)";
+		free(dim);
+		free(mode);
+		size_t name = gt + 1;
+		/* Every use of the name. */
+		size_t *use = NULL, nuse = 0;
+		int binds = 0;
+		unsigned bad_line = 0;
+		for (size_t j = 0; !why && j < sc->n; j++) {
+			if (j == name || sc->v[j].c != 'i' || sc->v[j].old_side || sc->v[j].e - sc->v[j].b != sc->v[name].e - sc->v[name].b ||
+			    memcmp(sc->s + sc->v[j].b, sc->s + sc->v[name].b, sc->v[name].e - sc->v[name].b))
+				continue;
+			if (j > 0 && (sc->v[j - 1].c == '.' || sc->v[j - 1].c == 'A'))
+				continue; /* a member of that name elsewhere */
+			size_t callee;
+			int argi;
+			int ok = !sc->v[j].directive && !sc->v[j].continued && enclosing_call(sc, j, &callee, &argi);
+			if (ok && tok_is(sc, callee, "tex1Dfetch") && argi == 0 && sc->v[callee + 1].c == '(') {
+				;
+			} else if (ok && tok_is(sc, callee, "cudaBindTexture") && argi == 1) {
+				size_t args[6][2], close;
+				int na = migrate_scan_args(sc, callee + 1, &close, args, 6);
+				ok = (na == 4 || na == 5) && args[0][1] == args[0][0] + 1 &&
+				     (tok_is(sc, args[0][0], "NULL") || tok_is(sc, args[0][0], "nullptr") ||
+				      (sc->v[args[0][0]].c == 'n' && sc->v[args[0][0]].e == sc->v[args[0][0]].b + 1 &&
+				       sc->s[sc->v[args[0][0]].b] == '0'));
+				binds += ok;
+			} else if (ok && tok_is(sc, callee, "cudaUnbindTexture") && argi == 0) {
+				size_t args[2][2], close;
+				ok = migrate_scan_args(sc, callee + 1, &close, args, 2) == 1;
+			} else {
+				ok = 0;
+			}
+			if (!ok) {
+				bad_line = sc->v[j].line;
+				break;
+			}
+			use = XRESIZEVEC(size_t, use, nuse + 1);
+			use[nuse++] = callee;
+		}
+		char *reason = NULL;
+		if (why)
+			reason = xstrdup(why);
+		else if (bad_line)
+			reason = xasprintf("its use on line %u is not tex1Dfetch(REF, i), cudaBindTexture(0, REF, ptr[, desc], size) or "
+					   "cudaUnbindTexture(REF)", bad_line);
+		else if (!binds)
+			reason = xstrdup("it is not bound in this file (cudaBindTexture(0, REF, ptr, size))");
+		if (reason) {
+			char *msg = xasprintf("not migrated: %s, and %s; here, write %s (docs/migrate.md, \"Texture and surface "
+					      "references\"; `nvshim explain-api texture`)", texref_why, reason, texref_advice("texture"));
+			skipped(m, t, "texture", msg);
+			free(msg);
+			free(reason);
+			free(use);
+			done[i] = 1;
+			continue;
+		}
+		char *type = migrate_scan_span(sc, targs[0][0], targs[0][1]);
+		/* static: a reference was one per translation unit (two units' same names never met) */
+		add_edit(m, t->b, sc->v[gt].e,
+			 xstrdup(i > 0 && tok_is(sc, i - 1, "static") ? "__device__ cudaTextureObject_t"
+								      : "static __device__ cudaTextureObject_t"),
+			 G_NONE);
+		done[i] = 1;
+		fixed(m, t, "texture");
+		for (size_t u = 0; u < nuse; u++) {
+			const struct tok *c = &sc->v[use[u]];
+			done[use[u]] = 1;
+			if (tok_is(sc, use[u], "tex1Dfetch")) {
+				add_edit(m, c->e, c->e, xasprintf("<%s>", type), G_NONE);
+				fixed(m, c, "tex1Dfetch");
+			} else if (tok_is(sc, use[u], "cudaBindTexture")) {
+				add_edit(m, c->b, c->e, xasprintf("nvshim_migrate_bind_texture<%s>", type), G_NONE);
+				fixed(m, c, "cudaBindTexture");
+			} else {
+				add_edit(m, c->b, c->e, xstrdup("nvshim_migrate_unbind_texture"), G_NONE);
+				fixed(m, c, "cudaUnbindTexture");
+			}
+		}
+		m->need_tex = 1;
+		free(type);
+		free(use);
+	}
+}
+
+static const char tex_helper[] =
+	"/* nvshim migrate: texture references are gone since CUDA 12.0. A texture object over the same\n"
+	" * linear memory, kept in a __device__ variable of the reference's name that the kernels read;\n"
+	" * bound for the current device as cudaBindTexture(0, ref, ptr, size) bound the reference (the\n"
+	" * device synchronized first when it replaces a bound one: kernels launched before read the old\n"
+	" * one to their end, as with a reference), unbound as cudaUnbindTexture unbound it. */\n"
+	"template <typename T>\n"
+	"static cudaError_t nvshim_migrate_bind_texture(size_t *offset, const cudaTextureObject_t &ref, const void *ptr,\n"
+	"\t\t\t\t\t       const cudaChannelFormatDesc &desc, size_t size)\n"
+	"{\n"
+	"\tcudaTextureObject_t obj = 0, old = 0;\n"
+	"\tcudaError_t e = cudaMemcpyFromSymbol(&old, ref, sizeof old);\n"
+	"\tif (e != cudaSuccess)\n"
+	"\t\treturn e;\n"
+	"\tcudaResourceDesc res = {};\n"
+	"\tres.resType = cudaResourceTypeLinear;\n"
+	"\tres.res.linear.devPtr = const_cast<void *>(ptr);\n"
+	"\tres.res.linear.desc = desc;\n"
+	"\tres.res.linear.sizeInBytes = size;\n"
+	"\tcudaTextureDesc td = {};\n"
+	"\ttd.readMode = cudaReadModeElementType;\n"
+	"\te = cudaCreateTextureObject(&obj, &res, &td, NULL);\n"
+	"\tif (e != cudaSuccess)\n"
+	"\t\treturn e;\n"
+	"\tif (old && (e = cudaDeviceSynchronize()) != cudaSuccess) {\n"
+	"\t\tcudaDestroyTextureObject(obj);\n"
+	"\t\treturn e;\n"
+	"\t}\n"
+	"\tif ((e = cudaMemcpyToSymbol(ref, &obj, sizeof obj)) != cudaSuccess) {\n"
+	"\t\tcudaDestroyTextureObject(obj);\n"
+	"\t\treturn e;\n"
+	"\t}\n"
+	"\tif (old)\n"
+	"\t\tcudaDestroyTextureObject(old);\n"
+	"\tif (offset)\n"
+	"\t\t*offset = 0;\n"
+	"\treturn cudaSuccess;\n"
+	"}\n"
+	"template <typename T>\n"
+	"static cudaError_t nvshim_migrate_bind_texture(size_t *offset, const cudaTextureObject_t &ref, const void *ptr, size_t size)\n"
+	"{\n"
+	"\treturn nvshim_migrate_bind_texture<T>(offset, ref, ptr, cudaCreateChannelDesc<T>(), size);\n"
+	"}\n"
+	"static inline cudaError_t nvshim_migrate_unbind_texture(const cudaTextureObject_t &ref)\n"
+	"{\n"
+	"\tcudaTextureObject_t old = 0, none = 0;\n"
+	"\tcudaError_t e = cudaMemcpyFromSymbol(&old, ref, sizeof old);\n"
+	"\tif (e != cudaSuccess || !old)\n"
+	"\t\treturn e;\n"
+	"\tif ((e = cudaDeviceSynchronize()) != cudaSuccess || (e = cudaMemcpyToSymbol(ref, &none, sizeof none)) != cudaSuccess)\n"
+	"\t\treturn e;\n"
+	"\treturn cudaDestroyTextureObject(old);\n"
+	"}\n";
+
+void migrate_declarations(const char *text, size_t len, struct argv *props, struct argv *quoted)
+{
+	struct mig m;
+	memset(&m, 0, sizeof(m));
+	migrate_scan_text(&m.sc, text, len);
+	const struct scan *sc = &m.sc;
+	find_prop_names(&m);
+	for (size_t j = 0; j < m.nprop_names; j++) {
+		const struct tok *u = &sc->v[m.prop_names[j]];
+		char *nm = migrate_scan_bytes(sc, u->b, u->e);
+		int have = 0;
+		for (size_t k = 0; k < props->n && !have; k++)
+			have = !strcmp(props->v[k], nm);
+		if (have)
+			free(nm);
+		else
+			argv_push_owned(props, nm);
+	}
+	for (size_t j = 0; j < sc->n; j++)
+		if (sc->v[j].c == 'h' && sc->v[j].b > 0 && sc->s[sc->v[j].b - 1] == '"')
+			argv_push_owned(quoted, migrate_scan_bytes(sc, sc->v[j].b, sc->v[j].e));
+	free(m.prop_names);
+	migrate_scan_release(&m.sc);
+}
+
 void migrate_text(const char *text, size_t len, const struct argv *known, struct migrate_result *out)
+{
+	migrate_text_with(text, len, known, NULL, out);
+}
+
+void migrate_text_with(const char *text, size_t len, const struct argv *known, const struct argv *props,
+		       struct migrate_result *out)
 {
 	memset(out, 0, sizeof(*out));
 	argv_init(&out->skipped);
@@ -1245,23 +1387,31 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 	memset(&m, 0, sizeof(m));
 	argv_init(&m.includes);
 	m.out = out;
-	scan_text(&m.sc, text, len);
+	m.ext_props = props;
+	migrate_scan_text(&m.sc, text, len);
 	const struct scan *sc = &m.sc;
-	int has_attr = 0, has_loc = 0, has_culoc = 0;
+	int has_attr = 0, has_loc = 0, has_culoc = 0, has_prop = 0, has_identity = 0, has_tex = 0;
+	unsigned char *done = XCNEWVEC(unsigned char, sc->n + 1);
+	texref_pass(&m, done);
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct tok *t = &sc->v[i];
+		if (done[i])
+			continue;
 		if (t->c == 'h' && known && !t->old_side) {
-			char *h = text_of(sc, t->b, t->e);
+			char *h = migrate_scan_bytes(sc, t->b, t->e);
 			known_use(&m, i, h, known);
 			free(h);
 			continue;
 		}
 		if (t->c != 'i' || t->old_side)
 			continue;
-		char *name = tok_name(sc, t);
+		char *name = migrate_scan_name(sc, t);
 		has_attr |= !strcmp(name, "nvshim_migrate_attr");
 		has_loc |= !strcmp(name, "nvshim_migrate_location");
 		has_culoc |= !strcmp(name, "nvshim_migrate_culocation");
+		has_prop |= !strcmp(name, "nvshim_migrate_prop_attr");
+		has_identity |= !strcmp(name, "nvshim_migrate_identity");
+		has_tex |= !strcmp(name, "nvshim_migrate_bind_texture");
 		/* x.clockRate: the token is the field alone. */
 		const struct recipe *r = NULL;
 		if (i > 0 && (sc->v[i - 1].c == '.' || sc->v[i - 1].c == 'A')) {
@@ -1288,17 +1438,28 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 			case K_BASE: do_base(&m, i, r, name); break;
 			case K_VALUE: do_value(&m, i, r, name); break;
 			case K_TARGS: do_targs(&m, i, r, name); break;
+			case K_IDENTITY: do_identity(&m, i, r, name); break;
 			case K_FIELD: break;
 			}
 		}
 		free(name);
 	}
+	free(done);
+	/* The messages in line order (the texture references' were said first). */
+	for (size_t k = 1; k < out->skipped.n; k++) {
+		char *x = out->skipped.v[k];
+		size_t j = k;
+		while (j > 0 && strtoul(out->skipped.v[j - 1], NULL, 10) > strtoul(x, NULL, 10)) {
+			out->skipped.v[j] = out->skipped.v[j - 1];
+			j--;
+		}
+		out->skipped.v[j] = x;
+	}
 	out->changes = m.uses;
 	if (!m.n) {
 		out->text = xmemdup(text, len, len + 1);
 		out->len = len;
-		free(m.sc.v);
-		free(m.sc.line_start);
+		migrate_scan_release(&m.sc);
 		argv_release(&m.includes);
 		memo_release(&m);
 		return;
@@ -1324,10 +1485,12 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 			k++;
 		}
 	}
+	int add_prop = m.need_prop && !has_prop, add_identity = m.need_identity && !has_identity;
+	int add_tex = m.need_tex && !has_tex;
 	if ((m.need_attr && !has_attr) || ((m.need_loc & 1) && !has_loc) || ((m.need_loc & 2) && !has_culoc) ||
-	    m.includes.n) {
+	    m.includes.n || add_prop || add_identity || add_tex) {
 		if (m.v[0].b < helper_at)
-			helper_at = sc->line_start[line_of(sc, m.v[0].b) - 1];
+			helper_at = sc->line_start[migrate_scan_line(sc, m.v[0].b) - 1];
 		sb_add(&b, text, helper_at);
 		pos = helper_at;
 		if (helper_at && text[helper_at - 1] != '\n')
@@ -1343,15 +1506,21 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 			sb_str(&b, loc_helper);
 		if ((m.need_loc & 2) && !has_culoc)
 			sb_str(&b, culoc_helper);
+		if (add_prop)
+			sb_str(&b, prop_helper);
+		if (add_identity)
+			sb_str(&b, identity_helper);
+		if (add_tex)
+			sb_str(&b, tex_helper);
 	}
 	for (size_t k = 0; k < m.n;) {
-		unsigned l0 = line_of(sc, m.v[k].b), l1 = line_of(sc, m.v[k].e ? m.v[k].e - (m.v[k].e > m.v[k].b) : 0);
+		unsigned l0 = migrate_scan_line(sc, m.v[k].b), l1 = migrate_scan_line(sc, m.v[k].e ? m.v[k].e - (m.v[k].e > m.v[k].b) : 0);
 		size_t k1 = k + 1;
 		enum guard g = m.v[k].guard;
 		unsigned gmask = g ? 1u << g : 0;
 		for (;;) {
-			while (k1 < m.n && line_of(sc, m.v[k1].b) <= l1) {
-				unsigned e1 = line_of(sc, m.v[k1].e > m.v[k1].b ? m.v[k1].e - 1 : m.v[k1].e);
+			while (k1 < m.n && migrate_scan_line(sc, m.v[k1].b) <= l1) {
+				unsigned e1 = migrate_scan_line(sc, m.v[k1].e > m.v[k1].b ? m.v[k1].e - 1 : m.v[k1].e);
 				if (e1 > l1)
 					l1 = e1;
 				if (m.v[k1].guard)
@@ -1397,8 +1566,7 @@ void migrate_text(const char *text, size_t len, const struct argv *known, struct
 	for (size_t k = 0; k < m.n; k++)
 		free(m.v[k].text);
 	free(m.v);
-	free(m.sc.v);
-	free(m.sc.line_start);
+	migrate_scan_release(&m.sc);
 	argv_release(&m.includes);
 	memo_release(&m);
 }

@@ -125,10 +125,12 @@ check "explain-api: an entry" test "$s1" = 0 -a "$out" = "cudaDeviceProp::clockR
   use:     cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, device)
   example: int khz = 0; cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device);
   compat:  include/nvshim/compat/runtime.h, the field read rewritten in a private copy of the source or header that reads it, in the retry of a compile that failed on it
-  migrate: OBJ.clockRate -> nvshim_migrate_attr(cudaDevAttrClockRate, DEVICE), DEVICE the one passed to cudaGetDeviceProperties(&OBJ, DEVICE); a static helper calling cudaDeviceGetAttribute is added after the leading #includes"
+  migrate: OBJ.clockRate -> nvshim_migrate_attr(cudaDevAttrClockRate, DEVICE), DEVICE the one passed to cudaGetDeviceProperties(&OBJ, DEVICE); a static helper calling cudaDeviceGetAttribute is added after the leading #includes; where no such call is in sight and OBJ is declared a cudaDeviceProp, nvshim_migrate_prop_attr(&(OBJ), cudaDevAttrClockRate), the device whose PCI ids are the struct's, guarded by #if CUDART_VERSION >= 13000"
 check "explain-api: an entry of CCCL 3.0, its compat header and its migrate form" eval \
 	'"$NVSHIM" explain-api cub::Max | grep -qxF "  compat:  include/nvshim/compat/cub.h, in the retry of a compile that failed on it" &&
 	 "$NVSHIM" explain-api cub::Max | grep -qxF "  migrate: cub::Max -> cuda::maximum<>, guarded by #if CCCL_MAJOR_VERSION >= 3"'
+check "explain-api: an also spelling with a recipe of its own shows that one" eval \
+	'"$NVSHIM" explain-api cub::DiscardOutputIterator | grep -qF "  migrate: cub::DiscardOutputIterator<> and cub::DiscardOutputIterator<OffsetT> -> thrust::discard_iterator<>"'
 check "explain-api: an entry with nocompat says why" eval \
 	'"$NVSHIM" explain-api cub/device/device_spmv.cuh | grep -qxF "  compat:  none: CCCL 3.0 removed the algorithm itself (cub/device/device_spmv.cuh)"'
 check "explain-api: prop.clockRate and a spelling (cuCtxCreate_v4) find their entries" eval \

@@ -10,8 +10,9 @@
 #     (compat.none) and exit status 1;
 #   - `nvshim migrate --apply` on the files the manifest names, in a fresh copy of the package,
 #     and the plain compile again builds (or, where migrate has no recipe, still fails), with nvcc
-#     13.0's headers and with CUDA 12.9's runtime headers and CCCL 2.8 first on the include path
-#     (pinned wheels: scripts/fetch-cccl12.sh).
+#     13.0's headers and with CUDA 12.9's runtime headers, cuBLAS, cuFFT, cuSPARSE, cuSOLVER and
+#     cuRAND headers and CCCL 2.8 first on the include path
+#     (pinned wheels: scripts/fetch-cccl12.sh, scripts/fetch-cu12-libheaders.py).
 # A row's "gap" column names what nvshim does not do yet: a check of that row that fails is
 # reported as TODO (not a failure), one that passes says the gap is closed.
 #   bash tests/e2e/compat_corpus.sh NVSHIM [NVCC]
@@ -32,6 +33,15 @@ PYTHON_INCLUDE=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["incl
 NVSHIM_TOOLKITS=$TOOLKITS bash "$ROOT/scripts/fetch-cccl12.sh"
 R12=$TOOLKITS/cu12-runtime/nvidia/cuda_runtime/include
 C12=$TOOLKITS/cu12-cccl/nvidia/cuda_cccl/include
+# and its cuBLAS, cuFFT, cuSPARSE, cuSOLVER and cuRAND headers (out of the pinned wheels, headers only), for the
+# units that include them: 13.0's cublas_api.h does not build with 12.9's runtime headers.
+NVSHIM_TOOLKITS=$TOOLKITS python3 "$ROOT/scripts/fetch-cu12-libheaders.py"
+L12=$TOOLKITS/cu12-libs/nvidia
+LIB12=
+for lib in cublas cufft cusparse cusolver curand; do
+	[ -d "$L12/$lib/include" ] || { LIB12=; break; }
+	LIB12="$LIB12 -I$L12/$lib/include"
+done
 
 # sdist SPEC SHA256: the path of the pinned sdist (NAME==VERSION), or nothing.
 sdist() {
@@ -61,7 +71,7 @@ unpack() {
 compile() {
 	local dir=$1 lang=$2 file=$3 flags=$4 via=${5:-} f
 	f=${flags//\$CUDA_INCLUDE/$CUDA_INCLUDE}
-	[ "$via" = 12 ] && f="-I$R12 -I$C12 $f" && via=
+	[ "$via" = 12 ] && f="-I$R12 $LIB12 -I$C12 $f" && via=
 	f=${f//\$PYTHON_INCLUDE/$PYTHON_INCLUDE}
 	local -a args cmd
 	read -ra args <<<"$f"

@@ -13,7 +13,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const names[] = { "texture", "surface", "tex1Dfetch", "surf2Dwrite", "thrust::identity",
-					     "cudaDeviceProp::maxTexture1DLinear", "thrust/optional.h", "cub::Max" };
+					     "cudaBindTexture", "cudaUnbindTexture", "cudaDeviceProp::maxTexture1DLinear",
+					     "thrust/optional.h", "cub::Max" };
 	struct argv known = ARGV_INIT;
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
 		argv_push(&known, names[k]);
