@@ -54,7 +54,11 @@ suites() {
 	echo "== $variant tests"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir "$dir" --output-on-failure --timeout 1500 -j"$ctest_jobs" "$@" 2>&1 | tee "$log"
-	[ "${PIPESTATUS[0]}" -eq 0 ] && return 0
+	local rc=${PIPESTATUS[0]}
+	# every suite's whole output (each e2e suite ends with its processor time, `# cpu: N s`),
+	# kept before a later ctest call replaces LastTest.log
+	cp "$dir/Testing/Temporary/LastTest.log" "$dir/ctest-output.log" 2>/dev/null
+	[ "$rc" -eq 0 ] && return 0
 	# ctest's list: "	 12 - e2e_signals (Failed)"
 	for name in $(sed -n '/tests FAILED:/,$s/^[[:space:]]*[0-9]* - \([^ ]*\) .*/\1/p' "$log"); do
 		failed+=("$name ($variant)")

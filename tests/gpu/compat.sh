@@ -46,6 +46,38 @@ check "devinfo: a device was seen" grep -q '^clockRate [1-9]' shim.out
 check "devinfo: through the layer = rewritten by hand (compile-and-link)" cmp -s shim.out plain.out
 check "devinfo: the same through -c and a link" cmp -s shim_c.out plain.out
 check "devinfo: the same through -dc and a device link" cmp -s shim_dc.out plain.out
+# The removed fields read in a project header (a struct passed by reference, reached through -I):
+# the layer's private copy of the header, compiled through a mirror of the tree.
+mkdir -p hdr/inc/info
+cat >hdr/inc/info/clocks.h <<'EOF_H'
+#include <cstdio>
+#include <cuda_runtime.h>
+static void print_clocks(const cudaDeviceProp &p)
+{
+	std::printf("clockRate %d\n", p.clockRate);
+	std::printf("memoryClockRate %d\n", p.memoryClockRate);
+}
+EOF_H
+cat >hdr/main.cu <<'EOF_C'
+#include "info/clocks.h"
+int main()
+{
+	int n = 0;
+	cudaGetDeviceCount(&n);
+	for (int d = 0; d < n; d++) {
+		cudaDeviceProp prop;
+		cudaGetDeviceProperties(&prop, d);
+		print_clocks(prop);
+	}
+	return 0;
+}
+EOF_C
+(cd hdr && "$NVSHIM" -Iinc main.cu -o shim_hdr) 2>hdr.err
+check "a header that reads the removed fields: built through the layer" restored hdr.err
+./hdr/shim_hdr >hdr.out 2>&1
+show "the header's reads through nvshim" hdr.out
+grep -E '^(clockRate|memoryClockRate) ' plain.out >plain_clocks.out
+check "the header's reads through the layer = rewritten by hand" cmp -s hdr.out plain_clocks.out
 if [ -f "$CU12/include/cuda_runtime_api.h" ] && [ -f "$CU12/lib/libcudart.so.12" ]; then
 	g++ -x c++ -I"$CU12/include" -idirafter "$INC" devinfo.cu -x none "$CU12/lib/libcudart.so.12" -Wl,-rpath,"$CU12/lib" -o cu12_devinfo
 	./cu12_devinfo >cu12.out
