@@ -553,8 +553,9 @@ static void check(const struct compat_context *ctx, const char *nvcc, const stru
 
 /* The decision for `front` (argv[0] the tool, nvcc or the host compiler; source: the index of
  * the source; dirs: the -I directories) and, where the compile needs the layer, the layered line
- * in plan->argv. `word`: "-E" or "--dryrun", for the messages. */
-static int apply(const struct compat_context *ctx, struct plan *plan, struct argv *front, size_t source,
+ * in plan->argv; in CC mode (ctx->host) the mark for sccache's preprocessor cache mode, also with
+ * compat = off. preprocess: an -E (not a --dryrun), for the messages. */
+static int apply(const struct compat_context *ctx, struct plan *plan, const struct argv *front, size_t source,
 		 const struct argv *dirs, int preprocess, int run_check, char **what)
 {
 	const struct config *cfg = ctx->api->cfg;
@@ -573,7 +574,9 @@ static int apply(const struct compat_context *ctx, struct plan *plan, struct arg
 	char *why = NULL, *inc = NULL, *identity = NULL, *vdir = NULL, *vfile = NULL;
 	int fd = -1;
 	if (fault_inject("compat")) {
-		warning("the compatibility layer did not run: injected fault (NVSHIM_FAULT); %s stands", theirs);
+		if (!off)
+			warning("the compatibility layer did not run: injected fault (NVSHIM_FAULT); %s stands",
+				theirs);
 		goto out;
 	}
 	/* The gate with every entry's names (no toolkit facts read: a superset); the table again
