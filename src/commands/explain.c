@@ -68,6 +68,14 @@ static int cc_explain(const char *name, int n, char **args)
 		char *c = compat_explain(&s.cfg, s.self.exe_dir);
 		printf("compat    : %s\n", c);
 		free(c);
+		/* sccache's -E of a compile: the cached verdict (no check is run here) */
+		struct api_context ac = { &s.cfg, NULL, s.self.exe_dir, session_quiet_nvcc, &s };
+		struct compat_context cx = { &ac, session_env, 1 };
+		char *dry = NULL;
+		compat_dryrun_host_apply(&cx, &r.hc, &r.plan, 0, &dry);
+		if (dry)
+			printf("compat    : %s\n", dry);
+		free(dry);
 	}
 	struct link_request req;
 	link_request_init(&req);

@@ -435,6 +435,31 @@ static int front_end(const char *nvcc, const struct argv *args, const char *priv
 	return rc;
 }
 
+/* CC mode's check: the host compiler on `args` (argv[0] first, with -fsyntax-only) in priv.
+ * Returns its status with its stderr in *held when it fails, 0 when it passes, -1 when it could
+ * not be run. */
+static int host_front_end(const char *cc, const struct argv *args, const char *priv, char **held)
+{
+	*held = NULL;
+	struct argv env = ARGV_INIT;
+	make_env(&env, priv, NULL);
+	char *err = concat(priv, "/stderr.txt", NULL);
+	struct run_result res = { 127, 0, 0 };
+	int rc = -1;
+	if (!runner_signal() && !runner_run_env(cc, args, env.v, NULL, err, &res) && !res.signal) {
+		rc = res.status;
+		if (rc) {
+			*held = cache_read(err);
+			if (!*held)
+				*held = xstrdup("");
+		}
+	}
+	unlink(err);
+	free(err);
+	argv_release(&env);
+	return rc;
+}
+
 /* ---- the flow ---- */
 
 static const char *no_env(const char *name)
@@ -491,9 +516,10 @@ static void check(const struct compat_context *ctx, const char *nvcc, const stru
 	}
 	char *held = NULL;
 	double t0 = runner_now_ms();
-	int rc = front_end(nvcc, line, priv, &held);
+	int rc = ctx->host ? host_front_end(nvcc, line, priv, &held) : front_end(nvcc, line, priv, &held);
 	if (rc < 0) {
-		*why = xstrdup("the front end could not be run (nvcc --dryrun or a step did not start)");
+		*why = xstrdup(ctx->host ? "the compiler's -fsyntax-only could not be run"
+				 : "the front end could not be run (nvcc --dryrun or a step did not start)");
 	} else if (rc == 0) {
 		*why = xstrdup("its front end passes");
 	} else {
@@ -503,9 +529,10 @@ static void check(const struct compat_context *ctx, const char *nvcc, const stru
 								     : "errors the layer does not restore");
 		} else {
 			struct compat_layered l;
-			int ok = !compat_layer(line, d, inc, cfg->cache_dir, 0, NULL, &l);
+			int ok = !compat_layer(line, d, inc, cfg->cache_dir, ctx->host, NULL, &l);
 			char *held2 = NULL;
-			int rc2 = ok ? front_end(nvcc, &l.argv, priv, &held2) : -1;
+			int rc2 = !ok ? -1 : ctx->host ? host_front_end(nvcc, &l.argv, priv, &held2)
+						       : front_end(nvcc, &l.argv, priv, &held2);
 			if (!ok)
 				*why = xstrdup("no private copy of the source (its reads not on the lines reported)");
 			else if (rc2 != 0)
@@ -522,6 +549,164 @@ static void check(const struct compat_context *ctx, const char *nvcc, const stru
 	free(held);
 	cache_remove_dir(priv);
 	free(priv);
+}
+
+/* The decision for `front` (argv[0] the tool, nvcc or the host compiler; source: the index of
+ * the source; dirs: the -I directories) and, where the compile needs the layer, the layered line
+ * in plan->argv; in CC mode (ctx->host) the mark for sccache's preprocessor cache mode, also with
+ * compat = off. preprocess: an -E (not a --dryrun), for the messages. */
+static int apply(const struct compat_context *ctx, struct plan *plan, const struct argv *front, size_t source,
+		 const struct argv *dirs, int preprocess, int run_check, char **what)
+{
+	const struct config *cfg = ctx->api->cfg;
+	const char *word = ctx->host ? "-E (sccache's key)" : preprocess ? "-E" : "--dryrun";
+	const char *theirs = ctx->host ? "the compiler's answer" : "nvcc's answer";
+	int off = !cfg->compat || strcmp(cfg->compat, "auto");
+	const char *tool = front->v[0];
+	int layered = 0;
+	struct api_table t;
+	char *version = NULL;
+	api_table_init(&t);
+	struct argv names = ARGV_INIT;
+	struct gate_read g = { dirs, 0, ARGV_INIT, 0 };
+	struct compat_decision d;
+	compat_decision_init(&d);
+	char *why = NULL, *inc = NULL, *identity = NULL, *vdir = NULL, *vfile = NULL;
+	int fd = -1;
+	if (fault_inject("compat")) {
+		if (!off)
+			warning("the compatibility layer did not run: injected fault (NVSHIM_FAULT); %s stands",
+				theirs);
+		goto out;
+	}
+	/* The gate with every entry's names (no toolkit facts read: a superset); the table again
+	 * with the toolkit's version only for a source it lets through. */
+	struct api_context quick = *ctx->api;
+	quick.nvcc = NULL;
+	quick.find_nvcc = NULL;
+	api_context_load(&quick, &t, &version);
+	compat_dryrun_names(&t, NULL, &names);
+	gate_file(front->v[source], &g, GATE_DEPTH, &names, GATE_SOURCE_BYTES);
+	if (g.hit && !off) {
+		api_table_release(&t);
+		api_table_init(&t);
+		free(version);
+		version = NULL;
+		api_context_load(ctx->api, &t, &version);
+	}
+	if (!g.hit) {
+		if (what)
+			*what = xasprintf("compat = %s, %s: %s names no API the layer restores: %s as it is",
+					  off ? "off" : "auto", word, front->v[source], theirs);
+		goto out;
+	}
+	inc = compat_include_dir(ctx->api->exe_dir);
+	if (off) {
+		if (what)
+			*what = xasprintf("compat = off, %s: %s as it is%s", word, theirs,
+					  ctx->host && inc ? ", marked for sccache (nvshim/compat/sccache.h: no "
+							     "preprocessor cache entry)" : "");
+		goto out;
+	}
+	const char *bad = NULL;
+	if (!inc || !cfg->cache_dir || !*cfg->cache_dir || cache_dir_check(cfg->cache_dir, &bad)) {
+		diag_note(VERBOSITY_VERBOSE, "compat: %s names APIs the layer restores, but %s: %s as it is",
+			  front->v[source], !inc ? "its headers are not installed" : "there is no usable cache_dir",
+			  theirs);
+		goto out;
+	}
+	identity = compat_identity(cfg, ctx->api->exe_dir);
+	char key[33];
+	verdict_key(tool, front, source, identity, &g.texts, key);
+	if (diag_verbosity() >= VERBOSITY_DEBUG) {
+		char *l = argv_to_shell(front);
+		diag_debug("compat: verdict %s for the front end %s", key, l);
+		free(l);
+	}
+	vdir = concat(cfg->cache_dir, "/compat/verdicts", NULL);
+	vfile = concat(vdir, "/", key, NULL);
+	char *lock = concat(vfile, ".lock", NULL);
+	if (run_check && !cache_mkdirs(vdir) && (fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) >= 0)
+		while (flock(fd, LOCK_EX) && errno == EINTR)
+			;
+	free(lock);
+	char *text = cache_read(vfile);
+	int have = text && !compat_dryrun_verdict_parse(text, key, &d, &why);
+	free(text);
+	const char *from = "cached";
+	if (!have && run_check) {
+		compat_decision_release(&d);
+		free(why);
+		why = NULL;
+		check(ctx, tool, front, source, &t, version, inc, &d, &why);
+		from = "checked now";
+		char *v = compat_dryrun_verdict_format(key, &d, why);
+		if (cache_write(vdir, vfile, v))
+			diag_note(VERBOSITY_VERBOSE, "compat: cannot store the verdict in %s: %s", vfile, strerror(errno));
+		free(v);
+		have = 1;
+	}
+	if (!have) {
+		if (what)
+			*what = xasprintf("compat = auto, %s: %s names APIs the layer restores; no verdict yet: the "
+					  "first %s of this compile checks its front end", word, front->v[source],
+					  ctx->host ? "-E" : "--dryrun or -E");
+		goto out;
+	}
+	if (!d.retry) {
+		if (what)
+			*what = xasprintf("compat = auto, %s: verdict (%s): plain, %s: %s as it is", word, from,
+					  why ? why : "", theirs);
+		goto out;
+	}
+	/* the sites are in the source: the argument of this line names it */
+	for (size_t i = 0; i < d.nsites; i++) {
+		free(d.sites[i].file);
+		d.sites[i].file = xstrdup(front->v[source]);
+	}
+	struct compat_layered l;
+	if (!compat_layer(&plan->argv, &d, inc, cfg->cache_dir, ctx->host, NULL, &l)) {
+		char *goes = ctx->host ? xasprintf("sccache's -E prints the source with it, so that its cache key "
+						   "covers the layer (verdict %s)", from)
+			     : xasprintf(preprocess ? "-E prints the source with it" :
+					 "the steps --dryrun prints compile with it (a caller that runs them, such "
+					 "as sccache, builds it; verdict %s)", from);
+		char *text2 = compat_restored_text(&d, &l, &plan->argv, goes);
+		plan_note(plan, "compat.dryrun", "%s", text2);
+		if (what)
+			*what = xasprintf("compat = auto, %s: verdict (%s): the layer: %s", word, from, text2);
+		free(text2);
+		free(goes);
+		argv_release(&plan->argv);
+		argv_copy(&plan->argv, &l.argv);
+		layered = 1;
+	} else if (what) {
+		*what = xasprintf("compat = auto, %s: verdict (%s): the layer, but no private copy of %s could be "
+				  "made: %s as it is", word, from, front->v[source], theirs);
+	}
+	compat_layered_release(&l);
+out:
+	/* CC mode: no preprocessor cache entry for a source the gate lets through (the header's
+	 * line marker names a file that does not exist), whatever the verdict and the setting */
+	if (ctx->host && g.hit && inc) {
+		argv_push(&plan->argv, "-include");
+		argv_push_owned(&plan->argv, concat(inc, "/nvshim/compat/sccache.h", NULL));
+		diag_note(VERBOSITY_VERBOSE, "compat: sccache's -E of %s force-includes nvshim/compat/sccache.h "
+			  "(no preprocessor cache entry for a source the layer may change)", front->v[source]);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(vdir);
+	free(vfile);
+	free(identity);
+	free(inc);
+	free(why);
+	free(version);
+	compat_decision_release(&d);
+	argv_release(&g.texts);
+	argv_release(&names);
+	api_table_release(&t);
+	return layered;
 }
 
 int compat_dryrun_apply(const struct compat_context *ctx, struct plan *plan, int run_check, char **what)
@@ -568,133 +753,77 @@ int compat_dryrun_apply(const struct compat_context *ctx, struct plan *plan, int
 	invocation_release(&inv);
 	argv_insert(&front, 0, plan->argv.v[0]);
 	source++;
-	const char *nvcc = plan->argv.v[0];
-	int layered = 0;
-	struct api_table t;
-	char *version = NULL;
-	api_table_init(&t);
-	struct argv names = ARGV_INIT;
-	struct gate_read g = { &dirs, 0, ARGV_INIT, 0 };
-	struct compat_decision d;
-	compat_decision_init(&d);
-	char *why = NULL, *inc = NULL, *identity = NULL, *vdir = NULL, *vfile = NULL;
-	int fd = -1;
-	if (fault_inject("compat")) {
-		warning("the compatibility layer did not run: injected fault (NVSHIM_FAULT); nvcc's answer "
-			"stands");
-		goto out;
-	}
-	/* The gate with every entry's names (no toolkit facts read: a superset); the table again
-	 * with the toolkit's version only for a source it lets through. */
-	struct api_context quick = *ctx->api;
-	quick.nvcc = NULL;
-	quick.find_nvcc = NULL;
-	api_context_load(&quick, &t, &version);
-	compat_dryrun_names(&t, NULL, &names);
-	gate_file(front.v[source], &g, GATE_DEPTH, &names, GATE_SOURCE_BYTES);
-	if (g.hit) {
-		api_table_release(&t);
-		api_table_init(&t);
-		free(version);
-		version = NULL;
-		api_context_load(ctx->api, &t, &version);
-	}
-	if (!g.hit) {
-		if (what)
-			*what = xasprintf("compat = auto, %s: %s names no API the layer restores: nvcc's answer as "
-					  "it is", preprocess ? "-E" : "--dryrun", front.v[source]);
-		goto out;
-	}
-	inc = compat_include_dir(ctx->api->exe_dir);
-	const char *bad = NULL;
-	if (!inc || !cfg->cache_dir || !*cfg->cache_dir || cache_dir_check(cfg->cache_dir, &bad)) {
-		diag_note(VERBOSITY_VERBOSE, "compat: %s names APIs the layer restores, but %s: nvcc's answer as "
-			  "it is", front.v[source], !inc ? "its headers are not installed" : "there is no usable cache_dir");
-		goto out;
-	}
-	identity = compat_identity(cfg, ctx->api->exe_dir);
-	char key[33];
-	verdict_key(nvcc, &front, source, identity, &g.texts, key);
-	if (diag_verbosity() >= VERBOSITY_DEBUG) {
-		char *l = argv_to_shell(&front);
-		diag_debug("compat: verdict %s for the front end %s", key, l);
-		free(l);
-	}
-	vdir = concat(cfg->cache_dir, "/compat/verdicts", NULL);
-	vfile = concat(vdir, "/", key, NULL);
-	char *lock = concat(vfile, ".lock", NULL);
-	if (run_check && !cache_mkdirs(vdir) && (fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) >= 0)
-		while (flock(fd, LOCK_EX) && errno == EINTR)
-			;
-	free(lock);
-	char *text = cache_read(vfile);
-	int have = text && !compat_dryrun_verdict_parse(text, key, &d, &why);
-	free(text);
-	const char *from = "cached";
-	if (!have && run_check) {
-		compat_decision_release(&d);
-		free(why);
-		why = NULL;
-		check(ctx, nvcc, &front, source, &t, version, inc, &d, &why);
-		from = "checked now";
-		char *v = compat_dryrun_verdict_format(key, &d, why);
-		if (cache_write(vdir, vfile, v))
-			diag_note(VERBOSITY_VERBOSE, "compat: cannot store the verdict in %s: %s", vfile, strerror(errno));
-		free(v);
-		have = 1;
-	}
-	if (!have) {
-		if (what)
-			*what = xasprintf("compat = auto, %s: %s names APIs the layer restores; no verdict yet: the "
-					  "first --dryrun or -E of this compile checks its front end", preprocess ? "-E" : "--dryrun",
-					  front.v[source]);
-		goto out;
-	}
-	if (!d.retry) {
-		if (what)
-			*what = xasprintf("compat = auto, %s: verdict (%s): plain, %s: nvcc's answer as it is",
-					  preprocess ? "-E" : "--dryrun", from, why ? why : "");
-		goto out;
-	}
-	/* the sites are in the source: the argument of this line names it */
-	for (size_t i = 0; i < d.nsites; i++) {
-		free(d.sites[i].file);
-		d.sites[i].file = xstrdup(front.v[source]);
-	}
-	struct compat_layered l;
-	if (!compat_layer(&plan->argv, &d, inc, cfg->cache_dir, 0, NULL, &l)) {
-		char *goes = xasprintf(preprocess ? "-E prints the source with it" :
-				       "the steps --dryrun prints compile with it (a caller that runs them, such "
-				       "as sccache, builds it; verdict %s)", from);
-		char *text2 = compat_restored_text(&d, &l, &plan->argv, goes);
-		plan_note(plan, "compat.dryrun", "%s", text2);
-		if (what)
-			*what = xasprintf("compat = auto, %s: verdict (%s): the layer: %s", preprocess ? "-E" : "--dryrun",
-					  from, text2);
-		free(text2);
-		free(goes);
-		argv_release(&plan->argv);
-		argv_copy(&plan->argv, &l.argv);
-		layered = 1;
-	} else if (what) {
-		*what = xasprintf("compat = auto, %s: verdict (%s): the layer, but no private copy of %s could be "
-				  "made: nvcc's answer as it is", preprocess ? "-E" : "--dryrun", from, front.v[source]);
-	}
-	compat_layered_release(&l);
-out:
-	if (fd >= 0)
-		close(fd);
-	free(vdir);
-	free(vfile);
-	free(identity);
-	free(inc);
-	free(why);
-	free(version);
-	compat_decision_release(&d);
-	argv_release(&g.texts);
-	argv_release(&names);
+	int layered = apply(ctx, plan, &front, source, &dirs, preprocess, run_check, what);
 	argv_release(&dirs);
-	api_table_release(&t);
+	argv_release(&front);
+	return layered;
+}
+
+/* ---- CC mode: sccache's -E of a host compile ---- */
+
+int compat_dryrun_host_is_key(const struct argv *args)
+{
+	return args->n >= 3 && !strcmp(args->v[0], "-x") && !strcmp(args->v[2], "-E");
+}
+
+int compat_dryrun_host_front_args(const struct hostcc *hc, struct argv *out, size_t *source)
+{
+	static const char *const drop[] = { "-E", "-P", "-fdirectives-only", "-frewrite-includes", "-M", "-MM",
+					    "-MD", "-MMD", "-MG", "-MP", "-c", "-S" };
+	static const char *const drop_value[] = { "-o", "-MF", "-MT", "-MQ" };
+	size_t sources = 0;
+	if (hc->expanded || hc->mode != HOSTCC_PREPROCESS)
+		return -1;
+	for (size_t i = 0; i < hc->n; i++) {
+		const struct hostcc_arg *a = &hc->v[i];
+		const char *first = hc->args.v[a->pos];
+		if (a->input) {
+			if ((a->kind != INPUT_C && a->kind != INPUT_CXX) || !strcmp(first, "-"))
+				return -1;
+			sources++;
+			*source = out->n;
+			argv_push(out, first);
+			continue;
+		}
+		int skip = 0;
+		for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]) && !skip; k++)
+			skip = !strcmp(first, drop[k]);
+		for (size_t k = 0; k < sizeof(drop_value) / sizeof(drop_value[0]) && !skip; k++)
+			skip = a->opt && !strcmp(a->opt->name, drop_value[k]);
+		for (unsigned k = 0; k < a->span && !skip; k++)
+			argv_push(out, hc->args.v[a->pos + k]);
+	}
+	if (sources != 1)
+		return -1;
+	argv_push(out, "-fsyntax-only");
+	return 0;
+}
+
+int compat_dryrun_host_apply(const struct compat_context *ctx, const struct hostcc *hc, struct plan *plan,
+			     int run_check, char **what)
+{
+	if (what)
+		*what = NULL;
+	if (!ctx->host || plan->argv.n < 2 || !compat_dryrun_host_is_key(&hc->args))
+		return 0;
+	struct argv front = ARGV_INIT;
+	size_t source = 0;
+	if (compat_dryrun_host_front_args(hc, &front, &source)) {
+		argv_release(&front);
+		return 0;
+	}
+	/* quoted includes: -iquote directories, then -I ones */
+	struct argv dirs = ARGV_INIT;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < hc->n; i++) {
+			const struct hostcc_arg *a = &hc->v[i];
+			if (a->opt && a->value && *a->value && !strcmp(a->opt->name, pass ? "-I" : "-iquote"))
+				argv_push(&dirs, a->value);
+		}
+	argv_insert(&front, 0, plan->argv.v[0]);
+	source++;
+	int layered = apply(ctx, plan, &front, source, &dirs, 1, run_check, what);
+	argv_release(&dirs);
 	argv_release(&front);
 	return layered;
 }

@@ -31,6 +31,18 @@
  * The layered line is compat_layer()'s with a lasting private copy (a field rewrite's copy must
  * outlive nvshim: the caller runs the steps later). Fail open: anything that goes wrong leaves
  * the line unchanged.
+ *
+ * CC mode (nvshim as the host compiler, ctx->host): sccache treats nvshim as gcc, hashes the
+ * text of `COMPILER -x LANG -E [-P] ARGS SOURCE` (its preprocess_cmd: the language first, then
+ * -E; -P unless its preprocessor cache mode is on) and on a miss runs the compile, where nvshim
+ * retries with the layer itself. Such an -E of a source that includes the CUDA headers (an -E
+ * not so begun, a user's, is the compiler's) is decided the same way, the check being the host
+ * compiler's -fsyntax-only on the line (plain, then layered), and answered with the layered
+ * preprocessing where the compile needs the layer. And whenever the gate hits, with compat =
+ * auto or off, the -E force-includes nvshim/compat/sccache.h, whose line marker names a file
+ * that does not exist: sccache's preprocessor cache mode then stores no entry for the source
+ * (an entry would skip the -E on the next build, and hand back an object built with the layer
+ * to a build without it, or the reverse).
  */
 #ifndef NVSHIM_COMPAT_DRYRUN_H
 #define NVSHIM_COMPAT_DRYRUN_H
@@ -40,6 +52,7 @@
 #include "base/argv.h"
 #include "diagnose/api.h"
 #include "diagnose/compat.h"
+#include "model/hostcc.h"
 #include "model/invocation.h"
 #include "model/plan.h"
 
@@ -73,5 +86,21 @@ int compat_dryrun_verdict_parse(const char *text, const char *key, struct compat
  * line for `nvshim explain` (xmalloc'ed, NULL when the line is not one this handles). Returns
  * 1 when the line has the layer, 0 otherwise. Fail open. */
 int compat_dryrun_apply(const struct compat_context *ctx, struct plan *plan, int check, char **what);
+
+/* CC mode: 1 if a host compiler's arguments (argv[0] not among them) are sccache's -E of a
+ * compile: they begin `-x LANG -E`. Pure. */
+int compat_dryrun_host_is_key(const struct argv *args);
+
+/* CC mode: the check's arguments for sccache's -E line `hc` (argv[0] not among them): every
+ * argument but -E, -P, -fdirectives-only, -frewrite-includes, -o and the dependency options,
+ * then -fsyntax-only. *source: the index in *out of the one source. Returns 0, or -1 when the
+ * line is not one C or C++ source (or came from an @file). Pure. */
+int compat_dryrun_host_front_args(const struct hostcc *hc, struct argv *out, size_t *source);
+
+/* CC mode (ctx->host): compat_dryrun_apply() for sccache's -E line in plan (the host compiler's
+ * line; hc: its arguments parsed), and the mark for sccache's preprocessor cache mode (above).
+ * Returns 1 when the line has the layer, 0 otherwise. Fail open. */
+int compat_dryrun_host_apply(const struct compat_context *ctx, const struct hostcc *hc, struct plan *plan, int check,
+			     char **what);
 
 #endif

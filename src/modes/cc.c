@@ -8,6 +8,8 @@
 
 #include "base/diag.h"
 #include "base/runner.h"
+#include "diagnose/compat.h"
+#include "diagnose/compat_dryrun.h"
 
 static const char *const cc_names[] = { "cc", "c++", "gcc", "g++", "clang", "clang++" };
 
@@ -174,6 +176,15 @@ int cc_main(const char *name, int n, char **args)
 		status = nvcc_execute(&s, r.nvcc, &inv, &r.plan, &r.ps, &r.link, name, args, (size_t)n);
 		invocation_release(&inv);
 	} else {
+		struct api_context ac = { &s.cfg, NULL, s.self.exe_dir, session_quiet_nvcc, &s };
+		/* sccache's -E of a compile (its key): the layered preprocessing where the compile
+		 * needs the compatibility layer, and no preprocessor cache entry for a source the
+		 * layer may change (compat_dryrun.h). */
+		if (r.hc.mode == HOSTCC_PREPROCESS && compat_dryrun_host_is_key(&r.hc.args) && !runner_signal() &&
+		    api_host_wanted(&r.hc)) {
+			struct compat_context cx = { &ac, session_env, 1 };
+			compat_dryrun_host_apply(&cx, &r.hc, &r.plan, 1, NULL);
+		}
 		nvcc_print_notes(&s, &r.plan);
 		struct argv in = ARGV_INIT;
 		argv_push(&in, name);
@@ -181,7 +192,6 @@ int cc_main(const char *name, int n, char **args)
 		/* A C/C++ source that includes the CUDA headers: its errors may be about removed or
 		 * changed CUDA APIs (api.h), so the compiler's stderr is held. */
 		int api = (s.cfg.explain_api || !strcmp(s.cfg.compat, "auto")) && api_host_wanted(&r.hc);
-		struct api_context ac = { &s.cfg, NULL, s.self.exe_dir, session_quiet_nvcc, &s };
 		status = nvcc_run(&s, &r.plan, &in, &r.link.retry, NULL, api ? &ac : NULL);
 		argv_release(&in);
 	}

@@ -6,7 +6,8 @@
 # that fail plainly on removed APIs build through `sccache nvshim` (a removed-field rewrite, a
 # header-only restore, a thrust::unary_function base), their objects equal nvshim's own builds,
 # a second compile is a hit with the same object, `compat = off` is another key and fails as nvcc
-# does, and a source that compiles gets nvcc's dryrun and object, byte for byte.
+# does, and a source that compiles gets nvcc's dryrun and object, byte for byte. In CC mode
+# (sccache in front of libexec/nvshim/cc/c++ and cc) the same for sccache's gcc-style -E key.
 NVSHIM=$1 NVCC=$2
 . "$(dirname "$0")/lib.sh"
 B=${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}
@@ -129,4 +130,56 @@ for src in clean.cu memadvise_fixed.cu; do
 	check "$src: no compat note in the log" eval '! lognote compat.dryrun'
 done
 check "clean.cu: the gate read it and ran no check (no verdict for it)" eval 'test "$(ls cache/compat/verdicts 2>/dev/null | grep -vc lock)" = 4'
+# CC mode: sccache in front of nvshim as the host compiler (libexec/nvshim/cc/c++, cc). sccache
+# takes it for gcc: its key is the text of `COMPILER -x LANG -E ...` (no -P here: its preprocessor
+# cache mode is on), and on a miss it runs the compile, where nvshim retries with the layer.
+CC_DIR=$B/libexec/nvshim/cc
+INC=$(dirname "$(dirname "$NVCC")")/include
+for t in "c++ ctx_old.cpp" "cc devinfo_c.c"; do
+	set -- $t
+	drv=$1 src=$2 o=cc-${2%.*}
+	$drv -I"$INC" -c $src -o $o-plain.o 2>$o-plain.err; s0=$?
+	sccache "$CC_DIR/$drv" -I"$INC" -c $src -o $o-s1.o 2>$o-s1.err; s1=$?
+	r1=$(sc_result)
+	check "CC mode, $drv $src: the plain compiler fails; sccache nvshim builds ($r1)" eval \
+		'test "$s0" -ne 0 -a "$s1" = 0 -a -s $o-s1.o && grep -q "misses=[1-9]" <<<"$r1"'
+	[ "$s1" = 0 ] || sed 's/^/# /' $o-s1.err | tail -n 5
+	check "CC mode, $src: ... the log has sccache's -E with the layer (compat.dryrun)" \
+		grep -q "restored by nvshim.s compatibility layer.*sccache.s -E prints the source with it.*\[compat.dryrun\]" log.json
+	NVSHIM_LOG_FILE='' "$CC_DIR/$drv" -I"$INC" -c $src -o $o-own.o 2>/dev/null
+	check "CC mode, $src: ... the object is the one nvshim builds without sccache" cmp -s $o-s1.o $o-own.o
+	sccache "$CC_DIR/$drv" -I"$INC" -c $src -o $o-s2.o 2>/dev/null; s2=$?
+	r2=$(sc_result)
+	check "CC mode, $src: a second compile is a hit, the same object ($r2)" eval \
+		'test "$s2" = 0 && grep -q "hits=[1-9][0-9]* misses=0" <<<"$r2" && cmp -s $o-s1.o $o-s2.o'
+	NVSHIM_COMPAT=off sccache "$CC_DIR/$drv" -I"$INC" -c $src -o $o-off.o 2>$o-off.err; s3=$?
+	r3=$(sc_result)
+	check "CC mode, $src: compat = off is another key: no hit, the compiler's failure ($r3)" eval \
+		'test "$s3" -ne 0 -a ! -e $o-off.o && grep -q "hits=0" <<<"$r3" && grep -q "error" $o-off.err && ! grep -q "compat\." $o-off.err'
+	# compat = off stored no preprocessor cache entry (nvshim/compat/sccache.h's mark): the
+	# next build with the layer runs its -E again, and hits the layered object
+	sccache "$CC_DIR/$drv" -I"$INC" -c $src -o $o-s4.o 2>/dev/null; s4=$?
+	r4=$(sc_result)
+	check "CC mode, $src: compat = auto after it: a hit, the layered object ($r4)" eval \
+		'test "$s4" = 0 && grep -q "hits=[1-9][0-9]* misses=0" <<<"$r4" && cmp -s $o-s1.o $o-s4.o'
+done
+"$CC_DIR/cc" -x c -E -P -I"$INC" devinfo_c.c >cc-dev.i 2>/dev/null
+check "CC mode: sccache's -E of devinfo_c.c: the layered source (nvshim_compat_clockRate)" \
+	grep -q "nvshim_compat_clockRate(&(prop))" cc-dev.i
+out=$("$NVSHIM" explain c++ -x c++ -E -I"$INC" ctx_old.cpp)
+check "CC mode: explain of sccache's -E: the cached verdict" contains "$out" \
+	"^compat    : compat = auto, -E (sccache's key): verdict (cached): the layer: CUDA cuCtxCreate"
+# A user's -E is the compiler's, byte for byte, even of a source that needs the layer; so is
+# sccache's -E of a source that names nothing the layer restores, and its object.
+"$CC_DIR/c++" -E -I"$INC" ctx_old.cpp >shim.ii 2>shim.err
+c++ -E -I"$INC" ctx_old.cpp >cc.ii 2>cc.err
+check "CC mode: a user's -E of ctx_old.cpp is the compiler's, byte for byte" eval 'cmp -s shim.ii cc.ii && cmp -s shim.err cc.err'
+"$CC_DIR/c++" -x c++ -E -I"$INC" clean_host.cpp >shim.ii 2>shim.err
+c++ -x c++ -E -I"$INC" clean_host.cpp >cc.ii 2>cc.err
+check "CC mode: sccache's -E of clean_host.cpp is the compiler's, byte for byte" eval 'cmp -s shim.ii cc.ii && cmp -s shim.err cc.err'
+c++ -I"$INC" -c clean_host.cpp -o clean-plain.o
+sccache "$CC_DIR/c++" -I"$INC" -c clean_host.cpp -o clean-s.o 2>/dev/null
+r=$(sc_result)
+check "CC mode: clean_host.cpp through sccache nvshim ($r): the compiler's object, byte for byte" eval \
+	'grep -q "misses=[1-9]" <<<"$r" && cmp -s clean-plain.o clean-s.o'
 finish

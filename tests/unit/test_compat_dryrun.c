@@ -179,3 +179,69 @@ Test(compat_dryrun, a_verdict_reads_back)
 	cr_assert_eq(back.sites[0].line, 7);
 	compat_decision_release(&back);
 }
+
+static int host_front(const char **args, size_t n, struct argv *out, size_t *source, int *key)
+{
+	struct hostcc hc;
+	hostcc_parse(&hc, (char *const *)args, n);
+	*key = compat_dryrun_host_is_key(&hc.args);
+	int rc = compat_dryrun_host_front_args(&hc, out, source);
+	hostcc_release(&hc);
+	return rc;
+}
+
+Test(compat_dryrun, sccaches_e_of_a_host_compile)
+{
+	/* sccache's preprocess_cmd: -x LANG -E [-P], the preprocessor, dependency and common
+	 * arguments, the source */
+	const char *pre[] = { "-x", "c++", "-E", "-P", "-DX=1", "-Iinc", "-MD", "-MF", "x.d", "-MT", "x.o", "-O2",
+			      "ctx_old.cpp" };
+	struct argv out = ARGV_INIT;
+	size_t src = 99;
+	int key = 0;
+	cr_assert_eq(host_front(pre, 13, &out, &src, &key), 0);
+	cr_assert_eq(key, 1);
+	char *s = argv_join(&out, " ");
+	cr_assert_str_eq(s, "-x c++ -DX=1 -Iinc -O2 ctx_old.cpp -fsyntax-only");
+	cr_assert_eq(src, 5);
+	free(s);
+	argv_release(&out);
+	/* its preprocessor cache mode: no -P; a C source, -fdirectives-only (distributed) */
+	const char *direct[] = { "-x", "c", "-E", "-fdirectives-only", "-I", "inc", "devinfo_c.c" };
+	cr_assert_eq(host_front(direct, 7, &out, &src, &key), 0);
+	cr_assert_eq(key, 1);
+	s = argv_join(&out, " ");
+	cr_assert_str_eq(s, "-x c -I inc devinfo_c.c -fsyntax-only");
+	cr_assert_eq(src, 4);
+	free(s);
+	argv_release(&out);
+	/* a user's -E (not begun -x LANG -E): not sccache's key; its arguments would still do */
+	const char *user[] = { "-E", "-P", "ctx_old.cpp", "-o", "x.ii" };
+	cr_assert_eq(host_front(user, 5, &out, &src, &key), 0);
+	cr_assert_eq(key, 0);
+	s = argv_join(&out, " ");
+	cr_assert_str_eq(s, "ctx_old.cpp -fsyntax-only");
+	free(s);
+	argv_release(&out);
+	const char *later[] = { "-x", "c++", "-P", "-E", "ctx_old.cpp" };
+	host_front(later, 5, &out, &src, &key);
+	cr_assert_eq(key, 0);
+	argv_release(&out);
+	/* not one C or C++ source: two, none, a CUDA one, stdin, a compile */
+	const char *two[] = { "-x", "c++", "-E", "a.cpp", "b.cpp" };
+	cr_assert_eq(host_front(two, 5, &out, &src, &key), -1);
+	argv_release(&out);
+	const char *none[] = { "-x", "c++", "-E" };
+	cr_assert_eq(host_front(none, 3, &out, &src, &key), -1);
+	argv_release(&out);
+	const char *cu[] = { "-x", "cu", "-E", "k.cu" };
+	cr_assert_eq(host_front(cu, 4, &out, &src, &key), -1);
+	argv_release(&out);
+	const char *in[] = { "-x", "c", "-E", "-" };
+	cr_assert_eq(host_front(in, 4, &out, &src, &key), -1);
+	argv_release(&out);
+	const char *c[] = { "-c", "ctx_old.cpp", "-o", "x.o" };
+	cr_assert_eq(host_front(c, 4, &out, &src, &key), -1);
+	cr_assert_eq(key, 0);
+	argv_release(&out);
+}
