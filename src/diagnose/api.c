@@ -965,12 +965,7 @@ int api_host_wanted(const struct hostcc *hc)
 		return 0;
 	/* -iquote directories come before -I ones for quoted includes */
 	struct argv dirs = ARGV_INIT;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < hc->n; i++) {
-			const struct hostcc_arg *a = &hc->v[i];
-			if (a->opt && a->value && *a->value && !strcmp(a->opt->name, pass ? "-I" : "-iquote"))
-				argv_push(&dirs, a->value);
-		}
+	hostcc_quote_dirs(hc, &dirs);
 	int wanted = 0;
 	for (size_t i = 0; i < hc->n && !wanted; i++) {
 		const struct hostcc_arg *a = &hc->v[i];

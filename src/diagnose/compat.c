@@ -64,8 +64,7 @@ static void push_once(struct argv *a, const char *s)
 		argv_push(a, s);
 }
 
-/* Compares "12.0" with "13.0.88" by major and minor. */
-static int version_newer(const char *entry, const char *toolkit)
+int compat_version_newer(const char *entry, const char *toolkit)
 {
 	for (int k = 0; k < 2; k++) {
 		unsigned long x = strtoul(entry, (char **)&entry, 10), y = strtoul(toolkit, (char **)&toolkit, 10);
@@ -90,7 +89,7 @@ void compat_decide(const struct api_table *t, const char *held, const char *tool
 	for (size_t i = 0; i < errs.n; i++) {
 		const struct api_error *er = &errs.v[i];
 		const struct api_entry *e = api_find(t, er->name);
-		if (!e || (toolkit_version && version_newer(e->version, toolkit_version))) {
+		if (!e || (toolkit_version && compat_version_newer(e->version, toolkit_version))) {
 			d->others++;
 			continue;
 		}
@@ -410,6 +409,20 @@ static char *deps_file(const struct argv *a)
 	return d;
 }
 
+/* Writes `out` (a new text of the file `text` was read from) to path when it differs; frees both. */
+static void write_changed(const char *path, char *text, char *out)
+{
+	if (out && text && strcmp(out, text)) {
+		FILE *f = fopen(path, "w");
+		if (f) {
+			fputs(out, f);
+			fclose(f);
+		}
+	}
+	free(out);
+	free(text);
+}
+
 /* Every `from` in a file becomes `to`. */
 static void replace_in_file(const char *path, const char *from, const char *to)
 {
@@ -434,45 +447,21 @@ static void replace_in_file(const char *path, const char *from, const char *to)
 		o += tl;
 		p = h + fl;
 	}
-	FILE *f = fopen(path, "w");
-	if (f) {
-		fputs(out, f);
-		fclose(f);
-	}
-	free(out);
-	free(text);
+	write_changed(path, text, out);
 }
 
 /* Every prefix from->v[i] in a file becomes to->v[i] (overlay_unmap). */
 static void unmap_file(const char *path, const struct argv *from, const struct argv *to)
 {
 	char *text = cache_read(path);
-	char *out = text ? overlay_unmap(text, from, to) : NULL;
-	if (out && strcmp(out, text)) {
-		FILE *f = fopen(path, "w");
-		if (f) {
-			fputs(out, f);
-			fclose(f);
-		}
-	}
-	free(out);
-	free(text);
+	write_changed(path, text, text ? overlay_unmap(text, from, to) : NULL);
 }
 
 /* A dependency file's first rule without the prerequisites named twice (the copies' #line). */
 static void dedupe_file(const char *path)
 {
 	char *text = cache_read(path);
-	char *out = text ? overlay_dedupe_deps(text) : NULL;
-	if (out && strcmp(out, text)) {
-		FILE *f = fopen(path, "w");
-		if (f) {
-			fputs(out, f);
-			fclose(f);
-		}
-	}
-	free(out);
-	free(text);
+	write_changed(path, text, text ? overlay_dedupe_deps(text) : NULL);
 }
 
 /* ---- field reads in project headers: the retry through a mirror (overlay.h) ---- */

@@ -52,6 +52,10 @@ struct compat_decision {
 void compat_decision_init(struct compat_decision *d);
 void compat_decision_release(struct compat_decision *d);
 
+/* Whether API table version `entry` ("12.0") is newer than toolkit version `toolkit`
+ * ("13.0.88"), by major and minor. */
+int compat_version_newer(const char *entry, const char *toolkit);
+
 /* Reads a failed compile's stderr against the table (entries newer than toolkit_version, which
  * may be NULL, do not apply). Pure. */
 void compat_decide(const struct api_table *t, const char *held, const char *toolkit_version,

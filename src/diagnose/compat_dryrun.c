@@ -44,25 +44,12 @@ static void push_last_part(struct argv *names, const char *name)
 		argv_push(names, p);
 }
 
-/* Compares "12.0" with "13.0.88" by major and minor: 1 if entry is newer. */
-static int newer(const char *entry, const char *toolkit)
-{
-	for (int k = 0; k < 2; k++) {
-		unsigned long x = strtoul(entry, (char **)&entry, 10), y = strtoul(toolkit, (char **)&toolkit, 10);
-		if (x != y)
-			return x > y;
-		entry += *entry == '.';
-		toolkit += *toolkit == '.';
-	}
-	return 0;
-}
-
 void compat_dryrun_names(const struct api_table *t, const char *toolkit_version, struct argv *names)
 {
 	struct argv all = ARGV_INIT;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct api_entry *e = &t->v[i];
-		if (!e->compat || e->nocompat || (toolkit_version && e->version && newer(e->version, toolkit_version)))
+		if (!e->compat || e->nocompat || (toolkit_version && e->version && compat_version_newer(e->version, toolkit_version)))
 			continue;
 		push_last_part(&all, e->name);
 		for (size_t k = 0; k < e->also.n; k++)
@@ -814,12 +801,7 @@ int compat_dryrun_host_apply(const struct compat_context *ctx, const struct host
 	}
 	/* quoted includes: -iquote directories, then -I ones */
 	struct argv dirs = ARGV_INIT;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < hc->n; i++) {
-			const struct hostcc_arg *a = &hc->v[i];
-			if (a->opt && a->value && *a->value && !strcmp(a->opt->name, pass ? "-I" : "-iquote"))
-				argv_push(&dirs, a->value);
-		}
+	hostcc_quote_dirs(hc, &dirs);
 	argv_insert(&front, 0, plan->argv.v[0]);
 	source++;
 	int layered = apply(ctx, plan, &front, source, &dirs, 1, run_check, what);

@@ -589,3 +589,13 @@ void hostcc_translate(const struct hostcc *hc, const char *ccbin, struct argv *o
 	argv_release(&t.unsafe);
 	argv_release(&t.std);
 }
+
+void hostcc_quote_dirs(const struct hostcc *hc, struct argv *dirs)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < hc->n; i++) {
+			const struct hostcc_arg *a = &hc->v[i];
+			if (a->opt && a->value && *a->value && !strcmp(a->opt->name, pass ? "-I" : "-iquote"))
+				argv_push(dirs, a->value);
+		}
+}

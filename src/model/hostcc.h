@@ -110,6 +110,10 @@ const struct hostcc_option *hostcc_find(const char *arg, const char **attached);
 
 const char *hostcc_mode_name(enum hostcc_mode mode);
 
+/* Appends to dirs the directories a quoted #include searches after the including file's own, in
+ * order: the -iquote ones, then the -I ones. */
+void hostcc_quote_dirs(const struct hostcc *hc, struct argv *dirs);
+
 /* The nvcc arguments (without argv[0]) for hc, which has CUDA inputs. ccbin, when not NULL,
  * is passed as -ccbin unless hc chooses a host compiler itself. Notes ("text [rule]") are
  * appended to notes: rules cc.nvcc and cc.translate (routine), cc.std (a changed meaning),
