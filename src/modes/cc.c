@@ -180,8 +180,11 @@ int cc_main(const char *name, int n, char **args)
 		/* sccache's -E of a compile (its key): the layered preprocessing where the compile
 		 * needs the compatibility layer, and no preprocessor cache entry for a source the
 		 * layer may change (compat_dryrun.h). */
-		if (r.hc.mode == HOSTCC_PREPROCESS && compat_dryrun_host_is_key(&r.hc.args) && !runner_signal() &&
-		    api_host_wanted(&r.hc)) {
+		int key = r.hc.mode == HOSTCC_PREPROCESS && compat_dryrun_host_is_key(&r.hc.args);
+		int layer = s.cfg.explain_api || !strcmp(s.cfg.compat, "auto");
+		/* whether the source includes CUDA headers: one scan for both uses below */
+		int cuda = (key || layer) && api_host_wanted(&r.hc);
+		if (key && cuda && !runner_signal()) {
 			struct compat_context cx = { &ac, session_env, 1 };
 			compat_dryrun_host_apply(&cx, &r.hc, &r.plan, 1, NULL);
 		}
@@ -191,7 +194,7 @@ int cc_main(const char *name, int n, char **args)
 		argv_pushn(&in, args, (size_t)n);
 		/* A C/C++ source that includes the CUDA headers: its errors may be about removed or
 		 * changed CUDA APIs (api.h), so the compiler's stderr is held. */
-		int api = (s.cfg.explain_api || !strcmp(s.cfg.compat, "auto")) && api_host_wanted(&r.hc);
+		int api = layer && cuda;
 		status = nvcc_run(&s, &r.plan, &in, &r.link.retry, NULL, api ? &ac : NULL);
 		argv_release(&in);
 	}
