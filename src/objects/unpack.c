@@ -36,6 +36,82 @@ int unpack_image(enum unpack_method m, const void *data, size_t size, uint64_t f
 	return unpack_image_with(NULL, m, data, size, full_size, limit, out, why);
 }
 
+/* The most an LZ4 block can expand: a match's length grows by 255 for each byte that spells it. */
+#define LZ4_MOST_RATIO 255
+/* A zstd buffer's first size when the image claims more: the compressed size times this, at
+ * least UNZSTD_FIRST_MIN; it doubles as real output arrives, up to the claimed size. */
+#define UNZSTD_FIRST_RATIO 16
+#define UNZSTD_FIRST_MIN (1u << 20)
+
+/* Zstandard, streamed into a buffer that grows with what the data really produce: a header
+ * that claims gigabytes makes nvshim allocate only what the frames decode to. */
+static int unzstd(struct unpacker *u, const void *data, size_t size, uint64_t full_size, unsigned char **out,
+		  char **why)
+{
+	ZSTD_DCtx *own = NULL, *d = u ? u->zstd : NULL;
+	if (u && !d)
+		d = u->zstd = ZSTD_createDCtx();
+	if (!d)
+		d = own = ZSTD_createDCtx();
+	if (!d)
+		return unpack_fail(why, "no memory for a zstd context");
+	ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+	uint64_t first = (uint64_t)size * UNZSTD_FIRST_RATIO;
+	if (first < UNZSTD_FIRST_MIN)
+		first = UNZSTD_FIRST_MIN;
+	size_t cap = (size_t)(full_size < first ? full_size : first);
+	unsigned char *buf = XNEWVEC(unsigned char, cap ? cap : 1);
+	ZSTD_inBuffer in = { data, size, 0 };
+	ZSTD_outBuffer o = { buf, cap, 0 };
+	const char *bad = NULL;
+	for (;;) {
+		if (o.pos == o.size && o.size < full_size) {
+			uint64_t more = (uint64_t)o.size * 2;
+			o.size = (size_t)(more < full_size ? more : full_size);
+			o.dst = buf = XRESIZEVEC(unsigned char, buf, o.size);
+		}
+		size_t in_was = in.pos, out_was = o.pos;
+		size_t r = ZSTD_decompressStream(d, &o, &in);
+		if (ZSTD_isError(r)) {
+			bad = ZSTD_getErrorName(r);
+			break;
+		}
+		if (r == 0 && in.pos == in.size)
+			break; /* every frame decoded and flushed */
+		if (in.pos == in_was && o.pos == out_was) {
+			bad = o.pos == full_size ? "longer than recorded" : "truncated";
+			break;
+		}
+	}
+	if (own)
+		ZSTD_freeDCtx(own);
+	if (bad || o.pos != full_size) {
+		free(buf);
+		return unpack_fail(why, "a zstd-compressed image does not decompress to its %llu bytes (%s)",
+			    (unsigned long long)full_size, bad ? bad : "wrong size");
+	}
+	*out = buf;
+	return 0;
+}
+
+static int unlz4(const void *data, size_t size, uint64_t full_size, unsigned char **out, char **why)
+{
+	if (size > (size_t)LZ4_MAX_INPUT_SIZE || full_size > 0x7fffffff)
+		return unpack_fail(why, "an lz4-compressed image is too large");
+	if (full_size > (uint64_t)size * LZ4_MOST_RATIO)
+		return unpack_fail(why, "an lz4-compressed image claims %llu bytes, more than %zu bytes can hold",
+			    (unsigned long long)full_size, size);
+	unsigned char *buf = XNEWVEC(unsigned char, full_size ? (size_t)full_size : 1);
+	int got = LZ4_decompress_safe(data, (char *)buf, (int)size, (int)full_size);
+	if (got < 0 || (uint64_t)got != full_size) {
+		free(buf);
+		return unpack_fail(why, "an lz4-compressed image does not decompress to its %llu bytes",
+			    (unsigned long long)full_size);
+	}
+	*out = buf;
+	return 0;
+}
+
 int unpack_image_with(struct unpacker *u, enum unpack_method m, const void *data, size_t size,
 		      uint64_t full_size, uint64_t limit, unsigned char **out, char **why)
 {
@@ -46,33 +122,7 @@ int unpack_image_with(struct unpacker *u, enum unpack_method m, const void *data
 			    (unsigned long long)full_size, (unsigned long long)limit);
 	if (m == UNPACK_NONE)
 		return unpack_fail(why, "not compressed");
-	unsigned char *buf = XNEWVEC(unsigned char, full_size ? (size_t)full_size : 1);
-	if (m == UNPACK_ZSTD) {
-		if (u && !u->zstd)
-			u->zstd = ZSTD_createDCtx(); /* NULL (no memory): a context per image */
-		size_t got = u && u->zstd ? ZSTD_decompressDCtx(u->zstd, buf, (size_t)full_size, data, size)
-					  : ZSTD_decompress(buf, (size_t)full_size, data, size);
-		if (ZSTD_isError(got) || got != full_size) {
-			free(buf);
-			return unpack_fail(why, "a zstd-compressed image does not decompress to its %llu bytes (%s)",
-				    (unsigned long long)full_size,
-				    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
-		}
-	} else {
-		if (size > (size_t)LZ4_MAX_INPUT_SIZE || full_size > (uint64_t)LZ4_MAX_INPUT_SIZE * 255) {
-			free(buf);
-			return unpack_fail(why, "an lz4-compressed image is too large");
-		}
-		int got = LZ4_decompress_safe(data, (char *)buf, (int)size,
-					      full_size > 0x7fffffff ? 0x7fffffff : (int)full_size);
-		if (got < 0 || (uint64_t)got != full_size) {
-			free(buf);
-			return unpack_fail(why, "an lz4-compressed image does not decompress to its %llu bytes",
-				    (unsigned long long)full_size);
-		}
-	}
-	*out = buf;
-	return 0;
+	return m == UNPACK_ZSTD ? unzstd(u, data, size, full_size, out, why) : unlz4(data, size, full_size, out, why);
 }
 
 /* ---- zip ---- */
@@ -83,6 +133,9 @@ static uint32_t le32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 static uint64_t le64(const unsigned char *p) { return le32(p) | (uint64_t)le32(p + 4) << 32; }
+
+/* The most deflate can expand: 258 bytes from one length code of at least two bits, so 1032 to 1. */
+#define DEFLATE_MOST_RATIO 1032
 
 #define ZIP_LOCAL 0x04034b50u
 #define ZIP_CENTRAL 0x02014b50u
@@ -211,6 +264,9 @@ int unpack_zip_member(const struct zip_member *m, uint64_t limit, const unsigned
 	}
 	if (m->method != 8)
 		return unpack_fail(why, "zip member '%s' uses method %u, which nvshim does not read", m->name, m->method);
+	if (m->full_size > 64 && (m->full_size - 64) / DEFLATE_MOST_RATIO > m->size)
+		return unpack_fail(why, "zip member '%s' claims %llu bytes, more than deflate makes of %llu", m->name,
+			    (unsigned long long)m->full_size, (unsigned long long)m->size);
 	unsigned char *buf = XNEWVEC(unsigned char, m->full_size ? (size_t)m->full_size : 1);
 	z_stream z;
 	memset(&z, 0, sizeof(z));
