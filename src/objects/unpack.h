@@ -7,8 +7,9 @@
  * unpack_image() decompresses into an xmalloc'ed buffer of exactly the recorded size and fails
  * when the data do not decompress to that size. A recorded size is never trusted for memory:
  * one above what the method can make of the compressed bytes (LZ4 255 to 1, deflate 1032 to 1)
- * is refused before anything is allocated, and Zstandard (whose frames can expand further) is
- * streamed into a buffer that grows only as decoded bytes arrive.
+ * is refused before anything is allocated, and a Zstandard claim (whose frames can expand
+ * further) above 256 times the compressed size is streamed into a buffer that grows only as
+ * decoded bytes arrive.
  *
  * Zip archives. unpack_zip_members() walks the central directory (the end record found from the
  * end of the file, ZIP64 sizes and offsets understood) and hands out each member's name, its

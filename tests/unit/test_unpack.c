@@ -31,9 +31,11 @@ static size_t zstd_of(const unsigned char *src, size_t n, unsigned char **out)
 Test(unpack, zstd_decodes_to_its_recorded_size)
 {
 	size_t n = 5u << 20; /* more than the first buffer: it grows */
-	unsigned char *src = sample(n), *z, *out = NULL;
+	unsigned char *src = calloc(n, 1), *z, *out = NULL;
+	for (size_t i = 0; i < n; i += 65536)
+		src[i] = (unsigned char)(i >> 16);
 	size_t zn = zstd_of(src, n, &z);
-	cr_assert_lt(zn * 16, n, "compresses well enough to need growing (%zu)", zn);
+	cr_assert_lt(zn * 256, n, "compresses well enough to be streamed (%zu)", zn);
 	char *why = NULL;
 	struct unpacker u = { 0 };
 	for (int round = 0; round < 2; round++) { /* a context kept from one image to the next */
@@ -43,6 +45,13 @@ Test(unpack, zstd_decodes_to_its_recorded_size)
 	}
 	cr_assert_eq(unpack_image(UNPACK_ZSTD, z, zn, n, 1ull << 30, &out, &why), 0, "%s", why);
 	free(out);
+	/* The streamed path checks the recorded size as the one-call path does. */
+	cr_assert_eq(unpack_image(UNPACK_ZSTD, z, zn, n - 1, 1ull << 30, &out, &why), -1);
+	cr_assert(strstr(why, "(longer than recorded)"), "%s", why);
+	free(why);
+	cr_assert_eq(unpack_image(UNPACK_ZSTD, z, zn, n + 1, 1ull << 30, &out, &why), -1);
+	cr_assert(strstr(why, "(wrong size)"), "%s", why);
+	free(why);
 	/* Two frames one after the other decode as one image. */
 	unsigned char *two = malloc(2 * zn);
 	memcpy(two, z, zn);
