@@ -14,5 +14,9 @@
 
 /* 1 if NVSHIM_FAULT names this step (or all), else 0. */
 int fault_inject(const char *step);
+/* 1 if NVSHIM_FAULT names this step itself; `all` does not count. For the faults that make a
+ * layer lose what it built (`lose-compat`, `lose-link`, ...: the outputs guard's tests), which
+ * fail a step that must not fail, so nothing but their own name turns them on. */
+int fault_named(const char *step);
 
 #endif

@@ -213,6 +213,7 @@ void crash_after_run(const struct crash_context *ctx, struct plan *plan,
 		char *what = crash_describe(&c);
 		warning("%s, as the system does when memory runs out; running nvcc once more "
 			"(crash_retry = once)", what);
+		plan_note(plan, "crash.retry", "%s: ran nvcc once more (crash_retry = once)", what);
 		free(what);
 		struct run_result again;
 		char *held2 = NULL;

@@ -10,6 +10,7 @@
 #include "base/runner.h"
 #include "diagnose/compat.h"
 #include "diagnose/compat_dryrun.h"
+#include "model/outputs.h"
 
 static const char *const cc_names[] = { "cc", "c++", "gcc", "g++", "clang", "clang++" };
 
@@ -195,6 +196,10 @@ int cc_main(const char *name, int n, char **args)
 		/* A C/C++ source that includes the CUDA headers: its errors may be about removed or
 		 * changed CUDA APIs (api.h), so the compiler's stderr is held. */
 		int api = layer && cuda;
+		/* the guard's facts (session.h): the compiler's outputs, its line as given */
+		outputs_of_host(&r.hc, &s.outputs);
+		argv_push(&s.fallback, r.real);
+		argv_pushn(&s.fallback, s.args.v, s.args.n);
 		status = nvcc_run(&s, &r.plan, &in, &r.link.retry, NULL, api ? &ac : NULL);
 		argv_release(&in);
 	}

@@ -20,6 +20,7 @@
 #include "passes/targets.h"
 #include "diagnose/compat.h"
 #include "diagnose/compat_dryrun.h"
+#include "model/outputs.h"
 
 void nvcc_passes_init(struct nvcc_passes *ps, const struct session *s, const char *nvcc)
 {
@@ -134,13 +135,69 @@ static void nvcc_link_pass(const struct session *s, const struct invocation *inv
 
 /* ---- the passes: targets, link, modules ---- */
 
+/* The file (@file or --options-file) a target option of the line came from, or NULL. */
+static const char *targets_file(const struct invocation *inv)
+{
+	for (size_t i = 0; i < inv->nargs; i++) {
+		const struct inv_arg *a = &inv->args[i];
+		if (a->what == ARG_OPTION && a->opt->kind == OPT_KIND_TARGET &&
+		    (a->source == SOURCE_RESPONSE_FILE || a->source == SOURCE_OPTIONS_FILE))
+			return invocation_source_name(a->source);
+	}
+	return NULL;
+}
+
+/* The line with its @files and options files read in place (the environment's flags left to
+ * nvcc), as nvcc itself reads it. */
+static void flatten(const struct invocation *inv, struct argv *out)
+{
+	char *skip = xcalloc(inv->expanded.n + 1, 1);
+	/* the --options-file options themselves: their files are read in place already */
+	for (size_t i = 0; i < inv->nargs; i++) {
+		const struct inv_arg *a = &inv->args[i];
+		if (a->what == ARG_OPTION && !strcmp(a->opt->name, "options-file"))
+			memset(skip + a->pos, 1, a->span);
+	}
+	for (size_t i = 0; i < inv->expanded.n; i++)
+		if (!skip[i] && inv->sources[i] != SOURCE_PREPEND && inv->sources[i] != SOURCE_APPEND)
+			argv_push(out, inv->expanded.v[i]);
+	free(skip);
+}
+
 int nvcc_plan(const struct session *s, const struct invocation *inv, const char *nvcc, struct plan *plan,
 	      struct nvcc_passes *ps, struct link_result *link, struct argv *before, struct argv *after)
 {
+	/* Target options in a file are out of the passes' reach (they edit the command line): when
+	 * the targets pass would change them, the file's arguments go on the command line instead
+	 * (the file is left as it is), and every pass plans from that line. */
+	const char *file = targets_file(inv);
+	struct invocation flat;
+	int flattened = 0;
+	if (file) {
+		struct argv a = ARGV_INIT;
+		struct plan trial;
+		flatten(inv, &a);
+		invocation_parse(&flat, a.v, a.n, session_env);
+		plan_init(&trial, plan->tool, a.v, a.n);
+		flattened = nvcc_targets_pass(s, &flat, nvcc, &trial, ps, NULL, NULL);
+		plan_release(&trial);
+		if (flattened) {
+			plan_release(plan);
+			plan_init(plan, nvcc, a.v, a.n);
+			plan_note(plan, "targets.files", "target options in an %s need a change: its arguments "
+				  "are passed on nvcc's command line (the file is left as it is)", file);
+			inv = &flat;
+		} else {
+			invocation_release(&flat);
+		}
+		argv_release(&a);
+	}
 	int retargeted = nvcc_targets_pass(s, inv, nvcc, plan, ps, before, after);
 	nvcc_link_pass(s, inv, nvcc, plan, link);
 	ps->mctx.split_link = link->retry.n > 0;
 	nvcc_modules_pass(s, inv, nvcc, plan, ps);
+	if (flattened)
+		invocation_release(&flat);
 	return retargeted;
 }
 
@@ -414,6 +471,9 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 	int log = s->cfg.log_file && *s->cfg.log_file;
 	/* with nvshim's --threads, a failure is run again one pass at a time: its stderr is held */
 	int hold = (retry && retry->n) || watch || api || threads_env_added() > 1;
+	/* a line nvshim changed is waited for: its success is guarded (session_guard()) */
+	int changed = plan_rewritten(plan, argv_in->v + 1, argv_in->n - 1);
+	wait |= session_guarded(s, plan, changed);
 
 	session_tool_starting();
 	if (!log && !plan->options_file && !hold && !wait) {
@@ -467,7 +527,7 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 		runner_run(plan->tool, &plan->argv, &res);
 	}
 
-	return session_ran(s, plan, argv_in, res.status);
+	return session_ran(s, plan, argv_in, session_guard(s, plan, changed, res.status));
 }
 
 int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
@@ -564,7 +624,8 @@ static int nvcc_run_modules(struct session *s, struct plan *plan, struct nvcc_pa
 		probe = run == 0 && ps->mp.undone;
 		nvcc_replan(s, plan, ps, nvcc, link, watch, 1);
 	}
-	return session_ran(s, plan, argv_in, res.status);
+	int changed = ps->mp.split || plan_rewritten(plan, argv_in->v + 1, argv_in->n - 1);
+	return session_ran(s, plan, argv_in, session_guard(s, plan, changed, res.status));
 }
 
 /* ---- after the passes: notes, gates, launcher, run, after-run ---- */
@@ -574,6 +635,13 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 			char **given, size_t ngiven)
 {
 	int wants_launcher = launcher_wanted(inv);
+	/* The guard's facts (session_guard()): what the line names as its outputs, and the line as
+	 * nvcc runs it, for when a success of nvshim's lacks one. */
+	if (!s->fallback.n) {
+		outputs_of(inv, &s->outputs);
+		argv_push(&s->fallback, nvcc);
+		argv_pushn(&s->fallback, s->args.v, s->args.n);
+	}
 	/* Watched: nvcc's stderr is held, to be looked at when it fails (crash.h). */
 	int watch = crash_wanted(inv, &s->cfg);
 	/* nvcc's --threads, from what the machine has free now (threads.h). */

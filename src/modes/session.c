@@ -17,6 +17,7 @@
 #include "base/logfile.h"
 #include "base/runner.h"
 #include "buildwide/stats.h"
+#include "model/outputs.h"
 #include "preload/gate.h"
 
 const char *session_env(const char *name)
@@ -32,7 +33,10 @@ void session_init(struct session *s, int n, char **args)
 void session_init_report(struct session *s, int n, char **args, int report)
 {
 	s->start_ms = runner_now_ms();
+	s->started = outputs_now();
 	s->no_record = 0;
+	argv_init(&s->outputs);
+	argv_init(&s->fallback);
 	locate_self(&s->self);
 	argv_init(&s->args);
 	argv_init(&s->path_store);
@@ -57,6 +61,8 @@ void session_release(struct session *s)
 	config_release(&s->cfg);
 	argv_release(&s->path_store);
 	argv_release(&s->args);
+	argv_release(&s->outputs);
+	argv_release(&s->fallback);
 	locate_self_release(&s->self);
 }
 
@@ -153,6 +159,107 @@ void session_record(const struct session *s, const struct plan *plan)
 	stats_entry_from_notes(&e, &plan->notes);
 	stats_record(s->cfg.cache_dir, &e);
 	stats_entry_release(&e);
+}
+
+/* ---- the guard on every success ---- */
+
+/* The layers that rerun or split a command, most likely last first, by the rule their notes
+ * carry (a prefix ending in '.' matches the family). */
+static const struct {
+	const char *rule;
+	const char *layer;
+	const char *fault; /* NVSHIM_FAULT=lose-NAME: the layer acted, and its outputs are lost */
+} guard_layers[] = {
+	{ "compat.restored", "the compatibility layer's retry", "lose-compat" },
+	{ "link.retry", "the link retry (-lcuda)", "lose-link-retry" },
+	{ "crash.retry", "the crash retry", "lose-crash" },
+	{ "threads.serial", "the serial rerun", "lose-serial" },
+	{ "modules.stubs", "the stub drop's re-link", "lose-stubs" },
+	{ "modules", "the modules pass's split", "lose-split" },
+	{ "modules.", "the modules pass", "lose-modules" },
+	{ "link.", "the link pass", "lose-link" },
+	{ "cc.", "CC mode's hand-over to nvcc", "lose-cc" },
+	{ "targets", "the targets pass", "lose-targets" },
+	{ "targets.", "the targets pass", "lose-targets" },
+	{ "threads.", "the threads step", "lose-threads" },
+};
+
+/* The rule of a note ("... [rule]"), pointed into the note, and its length. */
+static const char *note_rule(const char *note, size_t *len)
+{
+	const char *open = NULL;
+	for (const char *p = note; (p = strstr(p, " [")); p++)
+		open = p;
+	size_t n = strlen(note);
+	if (!open || !n || note[n - 1] != ']')
+		return NULL;
+	*len = (size_t)(note + n - 1 - (open + 2));
+	return open + 2;
+}
+
+/* Whether a note of the plan carries the rule (or, for "x.", one of its family). */
+static int plan_has_rule(const struct plan *plan, const char *want)
+{
+	size_t wl = strlen(want);
+	for (size_t i = plan->notes.n; i-- > 0;) {
+		size_t len;
+		const char *r = note_rule(plan->notes.v[i], &len);
+		if (r && (want[wl - 1] == '.' ? len > wl && !strncmp(r, want, wl) : len == wl && !strncmp(r, want, wl)))
+			return 1;
+	}
+	return 0;
+}
+
+static const char *guard_layer(const struct plan *plan, const char **rule_out)
+{
+	for (size_t k = 0; k < sizeof(guard_layers) / sizeof(guard_layers[0]); k++)
+		if (plan_has_rule(plan, guard_layers[k].rule)) {
+			*rule_out = guard_layers[k].rule;
+			return guard_layers[k].layer;
+		}
+	*rule_out = NULL;
+	return "nvshim's rewrite of the command line";
+}
+
+/* NVSHIM_FAULT=lose-NAME (fault.h: named only): where that layer acted, the outputs it made
+ * are removed, as a layer that lost them would leave the build; the guard must catch it. */
+static void guard_fault(const struct session *s, const struct plan *plan)
+{
+	const char *f = getenv("NVSHIM_FAULT");
+	if (!f || !strstr(f, "lose-"))
+		return;
+	for (size_t k = 0; k < sizeof(guard_layers) / sizeof(guard_layers[0]); k++)
+		if (fault_named(guard_layers[k].fault) && plan_has_rule(plan, guard_layers[k].rule))
+			for (size_t i = 0; i < s->outputs.n; i++)
+				unlink(s->outputs.v[i]);
+}
+
+int session_guarded(const struct session *s, const struct plan *plan, int changed)
+{
+	return s->fallback.n > 0 && s->outputs.n > 0 && (changed || plan->notes.n > 0);
+}
+
+int session_guard(struct session *s, struct plan *plan, int changed, int status)
+{
+	if (status || runner_signal() || !session_guarded(s, plan, changed))
+		return status;
+	guard_fault(s, plan);
+	const char *why = NULL;
+	const char *missing = outputs_check(&s->outputs, s->started, &why);
+	if (!missing)
+		return status;
+	const char *rule;
+	const char *layer = guard_layer(plan, &rule);
+	char *tail = rule ? xasprintf(", %s%s", rule, rule[strlen(rule) - 1] == '.' ? "*" : "") : xstrdup("");
+	plan_note(plan, "outputs.missing", "%s %s after %s (status 0%s): nvshim's fault; running the command "
+		  "as given, as %s would", missing, !strcmp(why, "missing") ? "is missing" : "was not written",
+		  layer, tail, lbasename(s->fallback.v[0]));
+	free(tail);
+	error("%s", plan->notes.v[plan->notes.n - 1]);
+	struct run_result res = { 127, 0, 0 };
+	fflush(NULL);
+	runner_run(s->fallback.v[0], &s->fallback, &res);
+	return res.status;
 }
 
 /* After nvcc ran: the log line (log_file), the record (stats), and the exit status (1 when

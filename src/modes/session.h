@@ -15,6 +15,8 @@
 #ifndef NVSHIM_SESSION_H
 #define NVSHIM_SESSION_H
 
+#include <time.h>
+
 #include "base/argv.h"
 #include "model/config.h"
 #include "machine/devices.h"
@@ -29,6 +31,12 @@ struct session {
 	struct config_paths paths;
 	struct argv args; /* args[0..n) less nvshim's own options */
 	int no_record;    /* an information query (--version, --help): no stats record */
+	/* The guard on every success (session_guard()): the files the user's command names as
+	 * its outputs, the command that writes them as the real tool would (empty: no guard), and
+	 * the moment this invocation started, on the clock file times come from. */
+	struct argv outputs;
+	struct argv fallback;
+	struct timespec started;
 };
 
 /* getenv(), as the loaders that take an environment function want it. */
@@ -82,6 +90,17 @@ void session_tool_starting(void);
  * (no_record) have none: nvshim changes nothing in them, and the build lookup and the journal's
  * lock are most of what nvshim adds before it becomes nvcc. */
 void session_record(const struct session *s, const struct plan *plan);
+
+/* The guard on every success of a command nvshim changed (rewritten, split, retried: `changed`):
+ * when `status` is 0 and an output of s->outputs is missing or older than s->started, that is
+ * nvshim's fault. It says so in one error line naming the file and the layer that acted last
+ * (from the plan's notes; a note `outputs.missing` goes to the log and `nvshim stats`), runs
+ * s->fallback (the user's command, as the real tool would run it) and returns its status.
+ * Otherwise returns `status`. A stat() per output is all it costs. */
+int session_guard(struct session *s, struct plan *plan, int changed, int status);
+/* Whether the guard would look at this plan's run: something changed and there is a fallback.
+ * Such a run is waited for (nvshim does not replace itself with the tool). */
+int session_guarded(const struct session *s, const struct plan *plan, int changed);
 
 /* After the tool ran: the log line (log_file) for the command nvshim was given (argv_in) and
  * the one it ran; returns the exit status (1 when strict made a warning an error). */

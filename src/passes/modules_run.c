@@ -1357,6 +1357,10 @@ enum modules_outcome modules_run(struct modules_plan *mp, struct plan *plan, con
 		}
 		pass_on_failure(ctx, argv, res, &held);
 		free(held);
+		/* Built after all (the compatibility layer's retry of this compile, crash.h): the
+		 * commands after it (the other groups, the link) still run. */
+		if (!res->status && !runner_signal())
+			continue;
 		if (arch)
 			for (size_t i = 0; i < mp->nsrc; i++)
 				if (!mp->split || mp->src[i].group == (int)k)

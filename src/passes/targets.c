@@ -397,6 +397,9 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 	} else if (req.native) {
 		if (!cfg->targets_native)
 			goto done;
+		/* nvcc builds -arch=native's GPUs and every -gencode beside it */
+		for (size_t i = 0; i < req.n; i++)
+			arch_list_add(&out, &req.v[i]);
 		struct argv bad = ARGV_INIT;
 		int n = add_devices(&out, DEVICES(), tk, &bad);
 		if (bad.n) {

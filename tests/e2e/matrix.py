@@ -1,0 +1,528 @@
+#!/usr/bin/env python3
+"""The differential matrix: every path through nvshim against plain nvcc.
+
+Each case is a combination of five dimensions (DIMENSIONS below): the name nvshim runs under,
+the build shape, the targets, the layer of nvshim's that acts, and the front (direct, ccache,
+sccache). The case's command runs through nvshim in a fresh copy of the fixtures; its oracle is
+the same intent built by plain nvcc, behind the same front, with the line a user would have
+fixed by hand (`oracle()`:
+the dropped target left out, `-arch=native` made the GPU's, the source migrated, `-lcuda`
+added, `sm_90` written `sm_90a`, the stub target left out). The two must agree on:
+
+  - the exit status;
+  - the set of files the command wrote (names and places);
+  - the targets in each object, library, program, fatbin and cubin (`nvshim inspect --json`:
+    each image's target and kind) and each PTX file's `.target`;
+  - the dependencies each dependency file lists;
+  - what each program prints on this machine, and its status.
+
+The cases are generated, not listed: `pairs` is a covering array of every pair of values of
+any two dimensions (greedy, seeded, over the valid combinations: CC mode takes gcc's shapes
+only), `all` the whole product. The quick run (tests/run-all.sh) samples SAMPLE cases of the
+pairs; `--full` (CI) runs every pair. `--all` runs the product (hours on 2 cores).
+
+usage: matrix.py NVSHIM NVCC [--sample N | --pairs | --all] [--seed S] [--only REGEX] [--list]
+Prints TAP-like lines (`ok - ...`, `not ok - ...`) and `N passed, N failed, N skipped`.
+"""
+import argparse
+import itertools
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+DIMENSIONS = {
+    "name": ["nvcc", "nvshim", "cc", "c++"],
+    "shape": ["c", "link1", "linkN", "aout", "odir", "lib", "shared", "rdc", "dc-dlink", "E", "M", "MD",
+              "ptx", "cubin", "fatbin", "atfile", "optf"],
+    "targets": ["none", "arch", "native", "gencode-dropped", "code-ptx"],
+    "layer": ["none", "compat", "lcuda", "upgrade", "stub", "dropped"],
+    "front": ["direct", "ccache", "sccache"],
+}
+# gcc's shapes: what CC mode (cc, c++) is given by a build written for gcc.
+CC_SHAPES = {"c", "link1", "linkN", "aout", "shared", "E", "MD"}
+
+# ---- the fixtures: main.cu by layer, a.cu beside it ----
+
+HEAD = "#include <cstdio>\n#include <cstring>\n#include <cuda_runtime.h>\n"
+KERNEL = "__global__ void k(int *p) { p[threadIdx.x] = threadIdx.x; }\n"
+MAIN = {
+    "none": HEAD + KERNEL + """int main() {
+	int n = -1;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	std::printf("devices: %s\\n", e == cudaSuccess ? "yes" : "no");
+	return 0;
+}
+""",
+    # reads a field CUDA 13 removed: the compatibility layer restores it
+    "compat": HEAD + KERNEL + """int main() {
+	cudaDeviceProp p;
+	std::memset(&p, 0, sizeof(p));
+	cudaError_t e = cudaGetDeviceProperties(&p, 0);
+	std::printf("properties: %s\\n", e == cudaSuccess ? (p.clockRate > 0 ? "clock" : "no clock") : "no device");
+	return 0;
+}
+""",
+    # host code that calls the driver API, linked without -lcuda: the link pass adds it
+    "lcuda": HEAD + "#include <cuda.h>\n" + KERNEL + """int main() {
+	int v = 0;
+	CUresult r = cuDriverGetVersion(&v);
+	std::printf("driver: %s\\n", r == CUDA_SUCCESS ? "yes" : "no");
+	return 0;
+}
+""",
+    # wgmma, which only sm_90a has: a plain sm_90 is upgraded
+    "upgrade": HEAD + """__global__ void k(int *p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+#endif
+	p[threadIdx.x] = threadIdx.x;
+}
+int main() { std::printf("upgrade\\n"); return 0; }
+""",
+    # library code in the Marlin style (inc/marlin.cuh, through -isystem): its body only for
+    # sm_80 and up, an empty stub below
+    "stub": HEAD + """#include <marlin.cuh>
+template __global__ void marlin_like<16>(const float *, float *, int);
+int main() { std::printf("stub\\n"); return 0; }
+""",
+    "dropped": None,  # "none"'s source; the layer is the target list's
+}
+MAIN["dropped"] = MAIN["none"]
+A_CU = """#include <cuda_runtime.h>
+__global__ void ka(float *x) { x[threadIdx.x] += 1.0f; }
+extern "C" int run_a(float *x) { ka<<<1, 32>>>(x); return (int)cudaGetLastError(); }
+"""
+# Under the upgrade and stub layers a.cu is of the same kind as main.cu, so that one hand-fixed
+# line is the oracle of every shape (per-source lists are the modules suite's).
+A_CU_OF = {
+    "upgrade": """#include <cuda_runtime.h>
+__global__ void ka(float *x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory");
+#endif
+	x[threadIdx.x] += 1.0f;
+}
+extern "C" int run_a(float *x) { ka<<<1, 32>>>(x); return (int)cudaGetLastError(); }
+""",
+    "stub": """#include <marlin.cuh>
+template __global__ void marlin_like<32>(const float *, float *, int);
+""",
+}
+
+MARLIN = """#pragma once
+template <int N>
+__global__ void marlin_like(const float *__restrict__ a, float *__restrict__ c, int n)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+	float acc[N];
+	for (int j = 0; j < N; j++)
+		acc[j] = 0.0f;
+	for (int i = threadIdx.x; i < n; i += blockDim.x)
+#pragma unroll
+		for (int j = 0; j < N; j++)
+			acc[j] += a[i * N + j] * (float)(j + 1) + sqrtf(a[i + j]);
+#pragma unroll
+	for (int j = 0; j < N; j++)
+		c[blockIdx.x * N + j] = acc[j];
+#endif
+}
+"""
+
+# ---- the cases ----
+
+
+def valid(c):
+    """Whether a combination is a build someone would run."""
+    if c["name"] in ("cc", "c++") and c["shape"] not in CC_SHAPES:
+        return False
+    return True
+
+
+def covering_pairs(seed):
+    """Every pair of values of any two dimensions, each in at least one valid case (greedy)."""
+    dims = list(DIMENSIONS)
+    rng = random.Random(seed)
+    want = set()
+    for a, b in itertools.combinations(range(len(dims)), 2):
+        for va in DIMENSIONS[dims[a]]:
+            for vb in DIMENSIONS[dims[b]]:
+                c = {dims[a]: va, dims[b]: vb}
+                # a pair no valid case has is not wanted (CC mode with -lib)
+                if not (dims[a] == "name" and dims[b] == "shape" and not valid(c)):
+                    want.add((a, va, b, vb))
+    cases = []
+    while want:
+        best, best_n = None, -1
+        (a0, va0, b0, vb0) = sorted(want)[rng.randrange(len(want))]
+        for _ in range(60):
+            c = {d: rng.choice(DIMENSIONS[d]) for d in dims}
+            c[dims[a0]], c[dims[b0]] = va0, vb0
+            # improve each free dimension in turn
+            for i, d in enumerate(dims):
+                if i in (a0, b0):
+                    continue
+                scores = []
+                for v in DIMENSIONS[d]:
+                    c[d] = v
+                    if not valid(c):
+                        continue
+                    scores.append((new_pairs(c, dims, want), rng.random(), v))
+                c[d] = max(scores)[2] if scores else c[d]
+            if not valid(c):
+                continue
+            n = new_pairs(c, dims, want)
+            if n > best_n:
+                best, best_n = dict(c), n
+        if best is None or best_n <= 0:
+            want.discard((a0, va0, b0, vb0))
+            continue
+        for a, b in itertools.combinations(range(len(dims)), 2):
+            want.discard((a, best[dims[a]], b, best[dims[b]]))
+        cases.append(best)
+    return cases
+
+
+def new_pairs(c, dims, want):
+    return sum((a, c[dims[a]], b, c[dims[b]]) in want for a, b in itertools.combinations(range(len(dims)), 2))
+
+
+def all_cases():
+    dims = list(DIMENSIONS)
+    for vals in itertools.product(*(DIMENSIONS[d] for d in dims)):
+        c = dict(zip(dims, vals))
+        if valid(c):
+            yield c
+
+
+def case_id(c):
+    return "%s %s %s %s %s" % (c["name"], c["shape"], c["targets"], c["layer"], c["front"])
+
+
+# ---- the command lines ----
+
+
+def target_args(c, side):
+    """The target options, as the case gives them (side 'shim') or as a user fixes them ('plain')."""
+    t, layer = c["targets"], c["layer"]
+    args = []
+    if t == "arch":
+        args = ["-arch=sm_80"]
+    elif t == "native":
+        # nvcc's -arch=native: each GPU's SASS, no PTX
+        args = ["-arch=native"] if side == "shim" else ["-gencode", "arch=compute_80,code=sm_80"]
+    elif t == "gencode-dropped":
+        args = (["-gencode", "arch=compute_70,code=sm_70"] if side == "shim" else []) + \
+            ["-gencode", "arch=compute_80,code=sm_80"]
+    elif t == "code-ptx":
+        args = ["-gencode", "arch=compute_80,code=[sm_80,compute_80]"]
+    if layer == "upgrade":
+        args += ["-gencode", "arch=compute_90,code=sm_90" if side == "shim" else "arch=compute_90a,code=sm_90a"]
+    elif layer == "stub":
+        args = ["-isystem", "inc"] + args
+        if side == "shim" or len(args) == 2:
+            args += ["-gencode", "arch=compute_75,code=sm_75"]
+    elif layer == "dropped":
+        if side == "shim":
+            args += ["-gencode", "arch=compute_70,code=sm_70"]
+        elif not args:
+            # the only target nvcc 13.0 does not have: the oldest it has instead
+            args += ["-gencode", "arch=compute_75,code=sm_75"]
+    return args
+
+
+LINKS = {"link1", "linkN", "aout", "shared", "rdc", "atfile", "optf"}
+
+
+def commands(c, side):
+    """The case's commands (a list of argument lists, without the tool) and the files it needs."""
+    t = target_args(c, side)
+    lib = ["-lcuda"] if side == "plain" and c["layer"] == "lcuda" and c["shape"] in LINKS else []
+    s = c["shape"]
+    files = {}
+    if s == "c":
+        cmds = [t + ["-c", "main.cu"]]
+    elif s == "link1":
+        cmds = [t + ["-o", "app", "main.cu"] + lib]
+    elif s == "linkN":
+        cmds = [t + ["-o", "app", "main.cu", "a.cu"] + lib]
+    elif s == "aout":
+        cmds = [t + ["main.cu"] + lib]
+    elif s == "odir":
+        cmds = [t + ["-odir", "out", "-c", "main.cu", "a.cu"]]
+    elif s == "lib":
+        cmds = [t + ["-lib", "-o", "libk.a", "main.cu", "a.cu"]]
+    elif s == "shared":
+        cmds = [t + ["-shared", "-Xcompiler", "-fPIC", "-o", "libk.so", "main.cu"] + lib]
+        if c["name"] in ("cc", "c++") and side == "shim":
+            cmds = [t + ["-shared", "-fPIC", "-o", "libk.so", "main.cu"] + lib]
+    elif s == "rdc":
+        cmds = [t + ["-rdc=true", "-o", "app", "main.cu", "a.cu"] + lib]
+    elif s == "dc-dlink":
+        cmds = [t + ["-dc", "main.cu", "a.cu"], t + ["-dlink", "-o", "dlink.o", "main.o", "a.o"]]
+    elif s == "E":
+        cmds = [t + ["-E", "-o", "main.ii", "main.cu"]]
+    elif s == "M":
+        cmds = [t + ["-M", "-o", "main.d", "main.cu"]]
+    elif s == "MD":
+        cmds = [t + ["-MD", "-MF", "main.d", "-c", "-o", "main.o", "main.cu"]]
+    elif s == "ptx":
+        cmds = [t + ["-ptx", "main.cu"]]
+    elif s == "cubin":
+        cmds = [t + ["-cubin", "main.cu"]]
+    elif s == "fatbin":
+        cmds = [t + ["-fatbin", "main.cu"]]
+    elif s == "atfile":
+        files["args.rsp"] = " ".join(t + ["-o", "app", "main.cu"] + lib) + "\n"
+        cmds = [["@args.rsp"]]
+    elif s == "optf":
+        files["args.opt"] = " ".join(t + ["-o", "app", "main.cu", "a.cu"] + lib) + "\n"
+        cmds = [["-optf", "args.opt"]]
+    else:
+        raise ValueError(s)
+    return cmds, files
+
+
+# ---- running one side ----
+
+
+class Env:
+    def __init__(self, nvshim, nvcc, work):
+        self.nvshim = os.path.abspath(nvshim)
+        self.nvcc = nvcc
+        self.work = work
+        build = os.environ.get("NVSHIM_BUILD_DIR") or os.path.dirname(self.nvshim)
+        self.names = {
+            "nvcc": os.path.join(build, "libexec/nvshim/bin/nvcc"),
+            "nvshim": self.nvshim,
+            "cc": os.path.join(build, "libexec/nvshim/cc/cc"),
+            "c++": os.path.join(build, "libexec/nvshim/cc/c++"),
+        }
+        self.base_env = dict(os.environ)
+        self.base_env["NVSHIM_CACHE_DIR"] = os.path.join(work, "nvshim-cache")
+        self.base_env["CCACHE_DIR"] = os.path.join(work, "ccache")
+        self.base_env["CCACHE_CONFIGPATH"] = os.path.join(work, "ccache.conf")
+        self.base_env["CCACHE_COMPILERCHECK"] = "%compiler% --nvshim-fingerprint"
+        open(self.base_env["CCACHE_CONFIGPATH"], "w").close()
+        self.sccache = shutil.which("sccache")
+        self.ccache = shutil.which("ccache")
+        self.sccache_started = False
+        self.inspect_cache = {}
+
+    def start_sccache(self):
+        if self.sccache_started or not self.sccache:
+            return self.sccache_started
+        import socket
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        conf = os.path.join(self.work, "sccache.toml")
+        open(conf, "w").close()
+        self.base_env.update(SCCACHE_DIR=os.path.join(self.work, "sccache"), SCCACHE_SERVER_PORT=str(port),
+                             SCCACHE_CONF=conf, SCCACHE_IDLE_TIMEOUT="0",
+                             SCCACHE_ERROR_LOG=os.path.join(self.work, "sccache.log"))
+        r = subprocess.run([self.sccache, "--start-server"], env=self.base_env, capture_output=True)
+        self.sccache_started = r.returncode == 0
+        return self.sccache_started
+
+    def stop(self):
+        if self.sccache_started:
+            subprocess.run([self.sccache, "--stop-server"], env=self.base_env, capture_output=True)
+
+    def fixtures(self, c, side, d):
+        os.makedirs(d)
+        os.makedirs(os.path.join(d, "out"))
+        with open(os.path.join(d, "main.cu"), "w") as f:
+            f.write(MAIN[c["layer"]])
+        os.makedirs(os.path.join(d, "inc"))
+        with open(os.path.join(d, "inc", "marlin.cuh"), "w") as f:
+            f.write(MARLIN)
+        with open(os.path.join(d, "a.cu"), "w") as f:
+            f.write(A_CU_OF.get(c["layer"], A_CU))
+        if side == "plain" and c["layer"] == "compat":
+            # the user's lasting fix: the source migrated
+            r = subprocess.run([self.nvshim, "migrate", "--apply", "main.cu"], cwd=d, env=self.base_env,
+                               capture_output=True, text=True)
+            if r.returncode:
+                raise RuntimeError("nvshim migrate --apply main.cu: %s" % r.stderr)
+
+    def run_side(self, c, side, d):
+        """Runs the case's commands; returns (status, stderr of the last command)."""
+        self.fixtures(c, side, d)
+        cmds, files = commands(c, side)
+        for name, text in files.items():
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        env = dict(self.base_env)
+        if side == "shim" and c["targets"] == "native":
+            env["NVSHIM_DEVICES"] = "80"
+        # the oracle runs behind the same front: what the front itself does to a line is the
+        # same on both sides
+        tool = [self.nvcc] if side == "plain" else [self.names[c["name"]]]
+        if c["front"] == "ccache":
+            tool = [self.ccache] + tool
+            if side == "plain":
+                del env["CCACHE_COMPILERCHECK"]
+        elif c["front"] == "sccache":
+            tool = [self.sccache] + tool
+        before = set(list_files(d))
+        status, err = 0, ""
+        for args in cmds:
+            r = subprocess.run(tool + args, cwd=d, env=env, capture_output=True, text=True, errors="replace",
+                               timeout=600)
+            status, err = r.returncode, r.stdout + r.stderr
+            if status:
+                break
+        made = sorted(set(list_files(d)) - before)
+        return status, err, made
+
+    def signature(self, d, made):
+        """What the run built: for each file, its kind of contents."""
+        sig = {}
+        for rel in made:
+            p = os.path.join(d, rel)
+            base = os.path.basename(rel)
+            if base.endswith(".ptx"):
+                with open(p, errors="replace") as f:
+                    sig[rel] = "ptx " + " ".join(re.findall(r"^\.target\s+(\S+)", f.read(), re.M))
+            elif base.endswith(".d"):
+                with open(p, errors="replace") as f:
+                    text = f.read().replace("\\\n", " ")
+                deps = set()
+                for line in text.splitlines():
+                    if ":" in line:
+                        deps |= {os.path.basename(w) for w in line.split(":", 1)[1].split()}
+                sig[rel] = "deps " + " ".join(sorted(deps))
+            elif base.endswith((".ii", ".i", ".cup")):
+                sig[rel] = "preprocessed"
+            elif base.endswith((".o", ".a", ".so", ".fatbin", ".cubin")) or base in ("app", "a.out"):
+                sig[rel] = self.inspect(p)
+                if base in ("app", "a.out"):
+                    r = subprocess.run(["./" + rel], cwd=d, capture_output=True, text=True, timeout=60,
+                                       errors="replace")
+                    sig[rel] += " | runs: status %d, prints %r" % (r.returncode, r.stdout)
+            else:
+                sig[rel] = "file"
+        return sig
+
+    def inspect(self, path):
+        r = subprocess.run([self.nvshim, "inspect", "--json", "--no-kernels", path], capture_output=True, text=True,
+                           env=self.base_env)
+        try:
+            j = json.loads(r.stdout)
+            f = j["files"][0]
+            imgs = sorted({"%s:%s" % (i["target"], i["kind"]) for i in f.get("images", [])})
+            return "%s [%s]" % (f.get("kind"), " ".join(imgs))
+        except (ValueError, KeyError, IndexError):
+            return "inspect failed: %s" % r.stderr.strip()[-200:]
+
+
+def list_files(d):
+    for root, dirs, files in os.walk(d):
+        for f in files:
+            yield os.path.relpath(os.path.join(root, f), d)
+
+
+def compare(env, c, work):
+    d_shim = os.path.join(work, "shim")
+    d_plain = os.path.join(work, "plain")
+    st_s, err_s, made_s = env.run_side(c, "shim", d_shim)
+    st_p, err_p, made_p = env.run_side(c, "plain", d_plain)
+    why = []
+    if st_s != st_p:
+        why.append("status: nvshim %d, plain nvcc %d" % (st_s, st_p))
+    if made_s != made_p:
+        why.append("files: nvshim %s, plain nvcc %s" % (made_s, made_p))
+    sig_s = env.signature(d_shim, made_s)
+    sig_p = env.signature(d_plain, made_p)
+    for rel in sorted(set(sig_s) & set(sig_p)):
+        if sig_s[rel] != sig_p[rel]:
+            why.append("%s: nvshim %s; plain nvcc %s" % (rel, sig_s[rel], sig_p[rel]))
+    if why:
+        why.append("nvshim printed: " + " | ".join(err_s.strip().splitlines()[-6:]))
+        why.append("plain nvcc printed: " + " | ".join(err_p.strip().splitlines()[-4:]))
+    return why
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("nvshim")
+    ap.add_argument("nvcc")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--sample", type=int)
+    g.add_argument("--pairs", action="store_true")
+    g.add_argument("--all", action="store_true")
+    ap.add_argument("--seed", type=int, default=39)
+    ap.add_argument("--only")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--jobs", type=int, default=1)
+    o = ap.parse_args()
+    cases = list(all_cases()) if o.all else covering_pairs(o.seed)
+    if o.sample and o.sample < len(cases):
+        # a fixed sample that still has every shape and every layer
+        rng = random.Random(o.seed)
+        picked, seen = [], set()
+        for c in sorted(cases, key=lambda c: rng.random()):
+            key = {("shape", c["shape"]), ("layer", c["layer"])}
+            if key - seen or len(picked) < o.sample and not (len(seen) < len(DIMENSIONS["shape"]) + len(DIMENSIONS["layer"])):
+                picked.append(c)
+                seen |= key
+        cases = picked[:max(o.sample, len(picked))]
+    if o.only:
+        cases = [c for c in cases if re.search(o.only, case_id(c))]
+    if o.list:
+        for c in cases:
+            print(case_id(c))
+        print("# %d cases" % len(cases))
+        return 0
+    work = tempfile.mkdtemp(prefix="nvshim-matrix-")
+    env = Env(o.nvshim, o.nvcc, work)
+    passed = failed = skipped = 0
+
+    def one(i):
+        c = cases[i]
+        if c["front"] == "ccache" and not env.ccache or c["front"] == "sccache" and not env.start_sccache():
+            return c, None
+        w = os.path.join(work, "case%d" % i)
+        try:
+            why = compare(env, c, w)
+        except Exception as e:  # a harness failure is a failed case, said
+            why = ["the case could not run: %r" % e]
+        if not os.environ.get("KEEP_WORK"):
+            shutil.rmtree(w, ignore_errors=True)
+        return c, why
+
+    try:
+        if any(c["front"] == "sccache" for c in cases):
+            env.start_sccache()
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=max(1, o.jobs)) as pool:
+            for c, why in pool.map(one, range(len(cases))):
+                name = "matrix: " + case_id(c)
+                if why is None:
+                    skipped += 1
+                    print("ok - %s # SKIP no %s" % (name, c["front"]))
+                elif why:
+                    failed += 1
+                    print("not ok - " + name)
+                    for line in why:
+                        print("#   " + line)
+                else:
+                    passed += 1
+                    print("ok - " + name)
+                sys.stdout.flush()
+    finally:
+        env.stop()
+        if not os.environ.get("KEEP_WORK"):
+            shutil.rmtree(work, ignore_errors=True)
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
