@@ -417,6 +417,16 @@ static char *default_deps_file(const struct hostcc *hc)
 
 static char *joined(const struct argv *a) { return argv_join(a, " "); }
 
+/* gcc's dependency options: -MD -MMD -MP -MG, and -MF -MT -MQ with their values. */
+static int dependency_option(const char *arg)
+{
+	static const char *const flags[] = { "-MD", "-MMD", "-MP", "-MG" };
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (!strcmp(arg, flags[i]))
+			return 1;
+	return !strncmp(arg, "-MF", 3) || !strncmp(arg, "-MT", 3) || !strncmp(arg, "-MQ", 3);
+}
+
 void hostcc_translate(const struct hostcc *hc, const char *ccbin, struct argv *out, struct argv *notes)
 {
 	struct tr t = { out, notes, ARGV_INIT, ARGV_INIT, ARGV_INIT, ARGV_INIT };
@@ -426,11 +436,22 @@ void hostcc_translate(const struct hostcc *hc, const char *ccbin, struct argv *o
 		argv_push(out, "-ccbin");
 		argv_push(out, ccbin);
 	}
+	/* -E with -MD or -MMD (a compiler cache's preprocessing run): nvcc refuses the pair, but
+	 * its -E is one run of the host preprocessor, which writes the file as gcc would. */
+	int deps_to_host = hc->mode == HOSTCC_PREPROCESS && hc->deps;
+	int has_mt = 0;
 	for (size_t i = 0; i < hc->n; i++) {
 		const struct hostcc_arg *a = &hc->v[i];
 		const char *arg = hc->args.v[a->pos];
 		if (a->input) {
 			argv_push(out, arg);
+			continue;
+		}
+		if (deps_to_host && dependency_option(arg)) {
+			has_mt |= !strncmp(arg, "-MT", 3) || !strncmp(arg, "-MQ", 3);
+			xcompiler(&t, arg, a->span == 2 ? hc->args.v[a->pos + 1] : NULL);
+			argv_push_owned(&t.xcompiler, a->span == 2 ? concat(arg, " ", hc->args.v[a->pos + 1], NULL)
+								   : xstrdup(arg));
 			continue;
 		}
 		if (a->nvcc) {
@@ -542,7 +563,25 @@ void hostcc_translate(const struct hostcc *hc, const char *ccbin, struct argv *o
 			break;
 		}
 	}
-	if (hc->deps && !hc->deps_file && hc->ninputs == 1 && (deps = default_deps_file(hc))) {
+	if (deps_to_host && !hc->deps_file && (deps = default_deps_file(hc))) {
+		/* the host preprocessor's own -o is nvcc's temporary file: the names gcc would use */
+		xcompiler(&t, "-MF", deps);
+		if (!has_mt) {
+			char *target = NULL;
+			for (size_t i = 0; i < hc->n && !target; i++)
+				if (hc->v[i].input)
+					target = concat(lbasename(hc->args.v[hc->v[i].pos]), NULL);
+			if (target) {
+				char *dot = strrchr(target, '.');
+				if (dot)
+					*dot = '\0';
+				char *obj = concat(target, ".o", NULL);
+				xcompiler(&t, "-MT", obj);
+				free(obj);
+				free(target);
+			}
+		}
+	} else if (hc->deps && !hc->deps_file && hc->ninputs == 1 && (deps = default_deps_file(hc))) {
 		argv_push(out, "-MF");
 		argv_push(out, deps);
 	}

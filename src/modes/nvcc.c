@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libiberty.h>
 
@@ -191,6 +192,20 @@ int nvcc_plan(const struct session *s, const struct invocation *inv, const char 
 			invocation_release(&flat);
 		}
 		argv_release(&a);
+	}
+	/* nvcc reads no @file (it refuses the line): a response file is given to it as an options
+	 * file, which nvcc reads with the same quoting. */
+	for (size_t i = 1; !flattened && i < plan->argv.n; i++) {
+		const char *a = plan->argv.v[i];
+		if (a[0] == '@' && a[1] && !access(a + 1, R_OK)) {
+			char *path = xstrdup(a + 1);
+			argv_replace(&plan->argv, i, "--options-file");
+			argv_insert(&plan->argv, i + 1, path);
+			plan_note(plan, "options.response_file", "@%s: nvcc reads no @file; passed as --options-file %s",
+				  path, path);
+			free(path);
+			i++;
+		}
 	}
 	int retargeted = nvcc_targets_pass(s, inv, nvcc, plan, ps, before, after);
 	nvcc_link_pass(s, inv, nvcc, plan, link);

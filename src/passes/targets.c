@@ -7,6 +7,7 @@
 #include <libiberty.h>
 
 #include "base/diag.h"
+#include "objects/elf.h"
 #include "objects/images.h"
 
 static int is_target_option(const struct inv_arg *a)
@@ -338,6 +339,57 @@ static void forward_apply(struct arch_list *out, const struct toolkit *tk, struc
 		  "build's code (the driver compiles the PTX) (forward_ptx = highest)", hi, hi);
 }
 
+/* The SASS forms of one target in a device link's objects: bit 0 plain, 1 'a', 2 'f'. */
+struct dlink_forms {
+	unsigned sm;
+	unsigned forms;
+};
+
+static int dlink_image(const struct cuda_image *img, void *arg)
+{
+	struct dlink_forms *f = arg;
+	if (img->kind == CUDA_IMAGE_SASS && img->sm == f->sm)
+		f->forms |= img->variant == 'a' ? 2u : img->variant == 'f' ? 4u : 1u;
+	return 0;
+}
+
+/* A device link (-dlink) links what its objects hold: where a plain sm_NN is asked for and the
+ * objects hold that target only in its a (or f) form (the modules pass upgraded their compile),
+ * the link gets that form too, as a user fixing the line by hand would write it. */
+static void dlink_forms(const struct invocation *inv, struct arch_list *out, struct plan *plan)
+{
+	if (inv->mode != MODE_DEVICE_LINK)
+		return;
+	for (size_t t = 0; t < out->n; t++) {
+		struct target *tg = &out->v[t];
+		if (tg->code.kind != ARCH_REAL || tg->code.suffix)
+			continue;
+		struct dlink_forms f = { tg->code.num, 0 };
+		size_t read = 0;
+		for (size_t i = 0; i < inv->nargs; i++) {
+			const struct inv_arg *a = &inv->args[i];
+			struct elf_map m;
+			char *why = NULL;
+			if (a->what != ARG_INPUT || a->input != INPUT_OBJECT ||
+			    elf_map_file(inv->expanded.v[a->pos], &m, &why)) {
+				free(why);
+				continue;
+			}
+			elf_cuda_images(m.data, m.size, dlink_image, &f, NULL, &why);
+			free(why);
+			elf_unmap(&m);
+			read++;
+		}
+		char suffix = f.forms == 2 ? 'a' : f.forms == 4 ? 'f' : 0;
+		if (!read || !suffix)
+			continue;
+		tg->code.suffix = suffix;
+		tg->virt.suffix = suffix;
+		plan_note(plan, "targets.dlink", "sm_%u -> sm_%u%c: the objects of this device link hold "
+			  "sm_%u%c code only", f.sm, f.sm, suffix, f.sm, suffix);
+	}
+}
+
 int targets_pass(const struct invocation *inv, const struct targets_context *ctx, struct plan *plan,
 		 struct argv *before, struct argv *after)
 {
@@ -374,8 +426,10 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 	/* Where target options stand; all must be on the command line for a rewrite. */
 	for (size_t i = 0; i < inv->nargs; i++)
 		if (is_target_option(&inv->args[i]) && inv->argv_index[inv->args[i].pos] == INVOCATION_NOT_IN_ARGV) {
-			plan_note(plan, "targets", "target options from %s are left alone",
-				  invocation_source_name(inv->args[i].source));
+			/* nvcc_plan() puts a file's arguments on the command line when they need a
+			 * change; the environment's flags are nvcc's to apply */
+			diag_debug("target options from %s are left alone",
+				   invocation_source_name(inv->args[i].source));
 			goto done;
 		}
 
@@ -541,8 +595,34 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 	if (out.n && !one_code_mode(inv) && cfg->forward_ptx && !strcmp(cfg->forward_ptx, "highest"))
 		forward_apply(&out, tk, plan);
 
+	dlink_forms(inv, &out, plan);
 	if (req.given && !req.native && arch_list_equal(&out, &req))
 		goto done;
+	/* A mode that writes one code instance: -arch=sm_80 -cubin is nvcc's sm_80 SASS alone and
+	 * -arch=sm_80 -ptx its compute_80 PTX, but written out as -gencode pairs the same list is
+	 * two instances, which nvcc refuses there; only the mode's kind of code stays. */
+	if (one_code_mode(inv) && out.n > 1) {
+		size_t kept = 0;
+		for (size_t i = 0; i < out.n; i++) {
+			enum arch_kind k = out.v[i].code.kind;
+			int keep = inv->mode == MODE_CUBIN ? k == ARCH_REAL
+				   : inv->mode == MODE_LTOIR ? k == ARCH_LTO || k == ARCH_VIRTUAL
+							    : k == ARCH_VIRTUAL;
+			kept += keep;
+		}
+		if (kept) {
+			size_t w = 0;
+			for (size_t i = 0; i < out.n; i++) {
+				enum arch_kind k = out.v[i].code.kind;
+				int keep = inv->mode == MODE_CUBIN ? k == ARCH_REAL
+					   : inv->mode == MODE_LTOIR ? k == ARCH_LTO || k == ARCH_VIRTUAL
+								    : k == ARCH_VIRTUAL;
+				if (keep)
+					out.v[w++] = out.v[i];
+			}
+			out.n = w;
+		}
+	}
 
 	/* Replace the target options where the first one stood. */
 	struct argv args = ARGV_INIT, rewritten = ARGV_INIT;

@@ -229,9 +229,8 @@ def target_args(c, side):
     elif layer == "dropped":
         if side == "shim":
             args += ["-gencode", "arch=compute_70,code=sm_70"]
-        elif not args:
-            # the only target nvcc 13.0 does not have: the oldest it has instead
-            args += ["-gencode", "arch=compute_75,code=sm_75"]
+        # the only target nvcc 13.0 does not have: the user deletes it, and nvcc builds for its
+        # default
     return args
 
 
@@ -278,7 +277,8 @@ def commands(c, side):
         cmds = [t + ["-fatbin", "main.cu"]]
     elif s == "atfile":
         files["args.rsp"] = " ".join(t + ["-o", "app", "main.cu"] + lib) + "\n"
-        cmds = [["@args.rsp"]]
+        # nvcc reads no @file: by hand it is an options file
+        cmds = [["@args.rsp"]] if side == "shim" else [["--options-file", "args.rsp"]]
     elif s == "optf":
         files["args.opt"] = " ".join(t + ["-o", "app", "main.cu", "a.cu"] + lib) + "\n"
         cmds = [["-optf", "args.opt"]]
@@ -396,7 +396,10 @@ class Env:
                 deps = set()
                 for line in text.splitlines():
                     if ":" in line:
-                        deps |= {os.path.basename(w) for w in line.split(":", 1)[1].split()}
+                        # the compatibility layer's own headers are dependencies of what it
+                        # built, which the hand-fixed build does not have
+                        deps |= {os.path.basename(w) for w in line.split(":", 1)[1].split()
+                                 if "/nvshim/compat/" not in w}
                 sig[rel] = "deps " + " ".join(sorted(deps))
             elif base.endswith((".ii", ".i", ".cup")):
                 sig[rel] = "preprocessed"
