@@ -332,3 +332,22 @@ void arch_list_to_args(const struct arch_list *l, struct argv *out)
 	}
 	free(done);
 }
+
+static int one_code_kept(const struct target *t, enum arch_kind kind)
+{
+	return t->code.kind == kind || (kind == ARCH_LTO && t->code.kind == ARCH_VIRTUAL);
+}
+
+void arch_list_one_code(struct arch_list *l, enum arch_kind kind)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		/* an entry goes only where its architecture has one of the kept kind */
+		int other = 0;
+		for (size_t k = 0; k < l->n && !other; k++)
+			other = k != i && arch_equal(&l->v[k].virt, &l->v[i].virt) && one_code_kept(&l->v[k], kind);
+		if (one_code_kept(&l->v[i], kind) || !other)
+			l->v[w++] = l->v[i];
+	}
+	l->n = w;
+}

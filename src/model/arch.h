@@ -80,5 +80,11 @@ int arch_list_from_invocation(struct arch_list *l, const struct invocation *inv,
 
 /* One "-gencode=arch=compute_NN,code=[a,b]" argument per virtual arch, in list order. */
 void arch_list_to_args(const struct arch_list *l, struct argv *out);
+/* For a mode that writes one code instance (-cubin: `kind` ARCH_REAL; -ptx and -optix-ir:
+ * ARCH_VIRTUAL; -ltoir: ARCH_LTO, or PTX): of the entries of one virtual architecture, keeps
+ * those whose code is of that kind, when one is (nvcc's -arch=sm_80 -cubin is the sm_80 SASS
+ * alone, where the same list written as -gencode pairs would be two instances, which nvcc
+ * refuses there). Other architectures stay: a list nvcc refuses stays one it refuses. */
+void arch_list_one_code(struct arch_list *l, enum arch_kind kind);
 
 #endif

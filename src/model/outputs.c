@@ -203,8 +203,11 @@ const char *outputs_check(const struct argv *paths, struct timespec since, const
 		const char *w = NULL;
 		if (stat(paths->v[i], &st))
 			w = "missing";
-		else if (st.st_mtim.tv_sec < since.tv_sec ||
-			 (st.st_mtim.tv_sec == since.tv_sec && st.st_mtim.tv_nsec < since.tv_nsec))
+		/* the inode's change time: a write, a rename into place and a hard link from a
+		 * cache (ccache's hard_link) each set it, where the modification time of a linked
+		 * file stays the cached one's */
+		else if (st.st_ctim.tv_sec < since.tv_sec ||
+			 (st.st_ctim.tv_sec == since.tv_sec && st.st_ctim.tv_nsec < since.tv_nsec))
 			w = "not written by this run";
 		if (w) {
 			if (why)

@@ -14,8 +14,9 @@
  * writes nothing or refuses the line). Nothing is run or read to build the list.
  *
  * The check (outputs_check()) is the guard on every success of a rewritten command: each
- * listed file exists and was modified at or after the moment given (the start of this
- * invocation), so a file an earlier build left does not pass for one this run wrote.
+ * listed file exists and its inode changed at or after the moment given (the start of this
+ * invocation: a write, a rename into place or a cache's hard link each count), so a file an
+ * earlier build left does not pass for one this run wrote.
  */
 #ifndef NVSHIM_OUTPUTS_H
 #define NVSHIM_OUTPUTS_H

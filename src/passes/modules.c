@@ -609,7 +609,18 @@ static void build_command(const struct invocation *inv, const char *nvcc, const 
 				role[i] = DROP_ARG;
 	}
 	struct argv targets = ARGV_INIT;
-	arch_list_to_args(list, &targets);
+	if (inv->mode == MODE_CUBIN || inv->mode == MODE_PTX || inv->mode == MODE_OPTIX_IR ||
+	    inv->mode == MODE_LTOIR) {
+		struct arch_list one;
+		arch_list_init(&one);
+		for (size_t i = 0; i < list->n; i++)
+			arch_list_add(&one, &list->v[i]);
+		arch_list_one_code(&one, one_code_kind(inv->mode));
+		arch_list_to_args(&one, &targets);
+		arch_list_release(&one);
+	} else {
+		arch_list_to_args(list, &targets);
+	}
 	argv_push(out, nvcc);
 	int placed = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -655,6 +666,7 @@ static int rdc_of(const struct invocation *inv)
 
 /* The object nvcc writes for a source compiled with -odir: DIR/<name without .cu>.o */
 static char *object_of(const char *dir, const char *src);
+static char *with_suffix(const char *dir, const char *src, const char *suffix);
 
 char *modules_object(const struct modules_plan *mp, size_t i)
 {
@@ -669,18 +681,30 @@ char *modules_object(const struct modules_plan *mp, size_t i)
 		return object_of(mp->odir ? mp->odir : ".", s->path);
 	case MODE_LINK:
 		return mp->nsrc == 1 ? xstrdup(mp->output ? mp->output : "a.out") : NULL;
+	case MODE_FATBIN:
+		/* a fatbin file: its images are read as an object's */
+		if (mp->nsrc != 1)
+			return NULL;
+		if (mp->output)
+			return xstrdup(mp->output);
+		return with_suffix(mp->odir ? mp->odir : ".", s->path, ".fatbin");
+	case MODE_LIB:
+		/* the archive: check_stubs() reads the source's member in it */
+		return xstrdup(mp->output ? mp->output : "a.a");
 	default:
 		return NULL;
 	}
 }
 
-static char *object_of(const char *dir, const char *src)
+static char *with_suffix(const char *dir, const char *src, const char *suffix)
 {
 	const char *base = lbasename(src);
 	const char *dot = strrchr(base, '.');
 	size_t n = dot ? (size_t)(dot - base) : strlen(base);
-	return xasprintf("%s/%.*s.o", dir, (int)n, base);
+	return xasprintf("%s/%.*s%s", dir, (int)n, base, suffix);
 }
+
+static char *object_of(const char *dir, const char *src) { return with_suffix(dir, src, ".o"); }
 
 int modules_pass(const struct invocation *inv, const struct modules_context *ctx, struct plan *plan,
 		 struct modules_plan *mp)

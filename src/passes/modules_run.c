@@ -470,6 +470,30 @@ static int own_code_load(const struct verdict *v, const struct target *t, struct
  * target on which every kernel is a stub is dropped: the findings go into the verdict and 1 is
  * returned when the list changes (the caller plans again). Kernels that are stubs on a target
  * whose other kernels are real get a warning. */
+/* The member of an archive that nvcc -lib made of a source: <stem>.o, or nvcc's temporary name
+ * for it (tmpxft_0000389d_00000000-9_<stem>.o). */
+struct member_of {
+	const char *name; /* the source's base name */
+	const unsigned char *data;
+	size_t size;
+};
+
+static int find_member(const struct ar_member *m, void *arg)
+{
+	struct member_of *w = arg;
+	const char *dot = strrchr(w->name, '.');
+	size_t n = dot ? (size_t)(dot - w->name) : strlen(w->name);
+	const char *mn = lbasename(m->name);
+	size_t ml = strlen(mn);
+	if (!strncmp(mn, "tmpxft_", 7) && ml > n + 3 && mn[ml - n - 3] == '_')
+		mn += ml - n - 2;
+	if (strncmp(mn, w->name, n) || strcmp(mn + n, ".o") || !m->data)
+		return 0;
+	w->data = m->data;
+	w->size = m->size;
+	return 1;
+}
+
 static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
 		       int learn)
 {
@@ -482,7 +506,23 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 	stubs_init(&st);
 	/* mapped once: the kernels, and the strings of the code only an f form compiles (below) */
 	int bad = elf_map_file(obj, &map, &why);
-	if (!bad && stubs_read_data(&st, map.data, map.size, &why)) {
+	const unsigned char *data = map.data;
+	size_t size = map.size;
+	/* an archive (-lib): the source's member */
+	if (!bad && map.size >= 8 && !memcmp(map.data, "!<arch>\n", 8)) {
+		struct member_of want = { NULL, NULL, 0 };
+		want.name = lbasename(s->path);
+		if (ar_members(map.data, map.size, find_member, &want, &why) || !want.data) {
+			if (!why)
+				why = xasprintf("no member for %s", s->path);
+			elf_unmap(&map);
+			bad = 1;
+		} else {
+			data = want.data;
+			size = want.size;
+		}
+	}
+	if (!bad && stubs_read_data(&st, data, size, &why)) {
 		elf_unmap(&map);
 		bad = 1;
 	}
@@ -540,7 +580,7 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 			 * the kernels' traps are a's too, and a builds nothing f compiles out */
 			struct argv own = ARGV_INIT;
 			if (!known && !ntriv && own_code_load(&s->verdict, t, &own) &&
-			    !stubs_object_has(map.data, map.size, t->code.num, 'f', &own)) {
+			    !stubs_object_has(data, size, t->code.num, 'f', &own)) {
 				plan_note(plan, "modules.confirm", "%s: %lu kernel%s of %s with trap paths, but none of "
 					  "the code only %s compiles that traps (found by %lu string%s) is in the "
 					  "object: the a form builds the same kernels, not compared",

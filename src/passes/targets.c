@@ -57,6 +57,11 @@ static int one_code_mode(const struct invocation *inv)
 	       inv->mode == MODE_LTOIR;
 }
 
+enum arch_kind one_code_kind(enum inv_mode mode)
+{
+	return mode == MODE_CUBIN ? ARCH_REAL : mode == MODE_LTOIR ? ARCH_LTO : ARCH_VIRTUAL;
+}
+
 static void add_sass(struct arch_list *l, unsigned cc)
 {
 	struct target t = { { ARCH_VIRTUAL, cc, 0 }, { ARCH_REAL, cc, 0 } };
@@ -343,11 +348,13 @@ static void forward_apply(struct arch_list *out, const struct toolkit *tk, struc
 struct dlink_forms {
 	unsigned sm;
 	unsigned forms;
+	unsigned any; /* SASS images of any target */
 };
 
 static int dlink_image(const struct cuda_image *img, void *arg)
 {
 	struct dlink_forms *f = arg;
+	f->any += img->kind == CUDA_IMAGE_SASS;
 	if (img->kind == CUDA_IMAGE_SASS && img->sm == f->sm)
 		f->forms |= img->variant == 'a' ? 2u : img->variant == 'f' ? 4u : 1u;
 	return 0;
@@ -364,7 +371,7 @@ static void dlink_forms(const struct invocation *inv, struct arch_list *out, str
 		struct target *tg = &out->v[t];
 		if (tg->code.kind != ARCH_REAL || tg->code.suffix)
 			continue;
-		struct dlink_forms f = { tg->code.num, 0 };
+		struct dlink_forms f = { tg->code.num, 0, 0 };
 		size_t read = 0;
 		for (size_t i = 0; i < inv->nargs; i++) {
 			const struct inv_arg *a = &inv->args[i];
@@ -379,6 +386,16 @@ static void dlink_forms(const struct invocation *inv, struct arch_list *out, str
 			free(why);
 			elf_unmap(&m);
 			read++;
+		}
+		if (read && f.any && !f.forms && out->n > 1) {
+			/* none of the objects has it (their compile dropped it): nvlink would only warn
+			 * and embed an empty image */
+			plan_note(plan, "targets.dlink", "dropped sm_%u: none of this device link's objects "
+				  "has sm_%u code", f.sm, f.sm);
+			memmove(out->v + t, out->v + t + 1, (out->n - t - 1) * sizeof(out->v[0]));
+			out->n--;
+			t--;
+			continue;
 		}
 		char suffix = f.forms == 2 ? 'a' : f.forms == 4 ? 'f' : 0;
 		if (!read || !suffix)
@@ -419,8 +436,8 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 	/* targets_only and forward_ptx change the list whatever it is: -E and -M get the compile's
 	 * list then too. */
 	if ((inv->mode == MODE_PREPROCESS || inv->mode == MODE_DEPENDENCIES) &&
-	    (req.native || req.all || req.all_major ||
-	     (!targets_only_active(cfg) && (!cfg->targets_unsupported || !any_rejected(&req, tk)))))
+	    (!cfg->targets_unsupported || !any_rejected(&req, tk)) &&
+	    (req.native || req.all || req.all_major || !targets_only_active(cfg)))
 		goto done;
 
 	/* Where target options stand; all must be on the command line for a rewrite. */
@@ -451,9 +468,22 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 	} else if (req.native) {
 		if (!cfg->targets_native)
 			goto done;
-		/* nvcc builds -arch=native's GPUs and every -gencode beside it */
+		/* nvcc builds -arch=native's GPUs and every -gencode beside it (those nvcc has) */
 		for (size_t i = 0; i < req.n; i++)
 			arch_list_add(&out, &req.v[i]);
+		if (cfg->targets_unsupported && out.n) {
+			struct argv dropped = ARGV_INIT, mapped = ARGV_INIT;
+			drop_unsupported(&out, tk, &dropped, &mapped);
+			argv_pushn(&dropped, mapped.v, mapped.n);
+			if (dropped.n) {
+				char *list = names_of(&dropped);
+				plan_note(plan, "targets.unsupported", "dropped %s: not supported by nvcc %s", list,
+					  version);
+				free(list);
+			}
+			argv_release(&dropped);
+			argv_release(&mapped);
+		}
 		struct argv bad = ARGV_INIT;
 		int n = add_devices(&out, DEVICES(), tk, &bad);
 		if (bad.n) {
@@ -601,28 +631,8 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 	/* A mode that writes one code instance: -arch=sm_80 -cubin is nvcc's sm_80 SASS alone and
 	 * -arch=sm_80 -ptx its compute_80 PTX, but written out as -gencode pairs the same list is
 	 * two instances, which nvcc refuses there; only the mode's kind of code stays. */
-	if (one_code_mode(inv) && out.n > 1) {
-		size_t kept = 0;
-		for (size_t i = 0; i < out.n; i++) {
-			enum arch_kind k = out.v[i].code.kind;
-			int keep = inv->mode == MODE_CUBIN ? k == ARCH_REAL
-				   : inv->mode == MODE_LTOIR ? k == ARCH_LTO || k == ARCH_VIRTUAL
-							    : k == ARCH_VIRTUAL;
-			kept += keep;
-		}
-		if (kept) {
-			size_t w = 0;
-			for (size_t i = 0; i < out.n; i++) {
-				enum arch_kind k = out.v[i].code.kind;
-				int keep = inv->mode == MODE_CUBIN ? k == ARCH_REAL
-					   : inv->mode == MODE_LTOIR ? k == ARCH_LTO || k == ARCH_VIRTUAL
-								    : k == ARCH_VIRTUAL;
-				if (keep)
-					out.v[w++] = out.v[i];
-			}
-			out.n = w;
-		}
-	}
+	if (one_code_mode(inv))
+		arch_list_one_code(&out, one_code_kind(inv->mode));
 
 	/* Replace the target options where the first one stood. */
 	struct argv args = ARGV_INIT, rewritten = ARGV_INIT;

@@ -60,4 +60,8 @@ int targets_only_active(const struct config *cfg);
 /* 1 if a GPU of compute capability cc can run something in the list. */
 int targets_run_on(const struct arch_list *l, unsigned cc);
 
+/* The kind of code a one-code mode (-cubin, -ptx, -optix-ir, -ltoir) writes (arch.h:
+ * arch_list_one_code()). */
+enum arch_kind one_code_kind(enum inv_mode mode);
+
 #endif
