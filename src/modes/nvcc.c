@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <libiberty.h>
 
@@ -136,16 +135,31 @@ static void nvcc_link_pass(const struct session *s, const struct invocation *inv
 
 /* ---- the passes: targets, link, modules ---- */
 
-/* The file (@file or --options-file) a target option of the line came from, or NULL. */
+/* The kind of file (--options-file) a target option of the line came from, or NULL. */
 static const char *targets_file(const struct invocation *inv)
 {
 	for (size_t i = 0; i < inv->nargs; i++) {
 		const struct inv_arg *a = &inv->args[i];
-		if (a->what == ARG_OPTION && a->opt->kind == OPT_KIND_TARGET &&
-		    (a->source == SOURCE_RESPONSE_FILE || a->source == SOURCE_OPTIONS_FILE))
+		if (a->what == ARG_OPTION && a->opt->kind == OPT_KIND_TARGET && a->source == SOURCE_OPTIONS_FILE)
 			return invocation_source_name(a->source);
 	}
 	return NULL;
+}
+
+/* Whether the line has an @file (read or not): nvcc reads none, and refuses the line ("Don't
+ * know what to do with '@...'"), which is nvcc's answer to give. */
+static int response_file(const struct invocation *inv)
+{
+	for (size_t i = 0; i < inv->expanded.n; i++)
+		if (inv->sources[i] == SOURCE_RESPONSE_FILE)
+			return 1;
+	for (size_t i = 0; i < inv->nargs; i++) {
+		const struct inv_arg *a = &inv->args[i];
+		const char *t = inv->expanded.v[a->pos];
+		if (a->what != ARG_OPTION && a->source == SOURCE_COMMAND_LINE && t[0] == '@' && t[1])
+			return 1;
+	}
+	return 0;
 }
 
 /* The line with its @files and options files read in place (the environment's flags left to
@@ -171,6 +185,10 @@ int nvcc_plan(const struct session *s, const struct invocation *inv, const char 
 	/* Target options in a file are out of the passes' reach (they edit the command line): when
 	 * the targets pass would change them, the file's arguments go on the command line instead
 	 * (the file is left as it is), and every pass plans from that line. */
+	if (response_file(inv)) {
+		diag_debug("an @file on the line: nvcc reads none and refuses the line; nothing to plan");
+		return 0;
+	}
 	const char *file = targets_file(inv);
 	struct invocation flat;
 	int flattened = 0;
@@ -185,27 +203,13 @@ int nvcc_plan(const struct session *s, const struct invocation *inv, const char 
 		if (flattened) {
 			plan_release(plan);
 			plan_init(plan, nvcc, a.v, a.n);
-			plan_note(plan, "targets.files", "target options in an %s need a change: its arguments "
-				  "are passed on nvcc's command line (the file is left as it is)", file);
+			plan_note(plan, "targets.files", "target options in an options file (%s) need a change: "
+				  "its arguments are passed on nvcc's command line (the file is left as it is)", file);
 			inv = &flat;
 		} else {
 			invocation_release(&flat);
 		}
 		argv_release(&a);
-	}
-	/* nvcc reads no @file (it refuses the line): a response file is given to it as an options
-	 * file, which nvcc reads with the same quoting. */
-	for (size_t i = 1; !flattened && i < plan->argv.n; i++) {
-		const char *a = plan->argv.v[i];
-		if (a[0] == '@' && a[1] && !access(a + 1, R_OK)) {
-			char *path = xstrdup(a + 1);
-			argv_replace(&plan->argv, i, "--options-file");
-			argv_insert(&plan->argv, i + 1, path);
-			plan_note(plan, "options.response_file", "@%s: nvcc reads no @file; passed as --options-file %s",
-				  path, path);
-			free(path);
-			i++;
-		}
 	}
 	int retargeted = nvcc_targets_pass(s, inv, nvcc, plan, ps, before, after);
 	nvcc_link_pass(s, inv, nvcc, plan, link);
@@ -487,7 +491,7 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 	/* with nvshim's --threads, a failure is run again one pass at a time: its stderr is held */
 	int hold = (retry && retry->n) || watch || api || threads_env_added() > 1;
 	/* a line nvshim changed is waited for: its success is guarded (session_guard()) */
-	int changed = plan_rewritten(plan, argv_in->v + 1, argv_in->n - 1);
+	int changed = plan_rewritten(plan, s->args.v, s->args.n);
 	wait |= session_guarded(s, plan, changed);
 
 	session_tool_starting();
@@ -542,7 +546,7 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 		runner_run(plan->tool, &plan->argv, &res);
 	}
 
-	return session_ran(s, plan, argv_in, session_guard(s, plan, changed, res.status));
+	return session_ran(s, plan, argv_in, session_guard(s, plan, changed, res.status, NULL));
 }
 
 int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
@@ -558,9 +562,10 @@ static void modules_failed(void *arg, const struct argv *ran, struct run_result 
 	struct plan p;
 	plan_init(&p, ran->v[0], ran->v + 1, ran->n - 1);
 	crash_after_run(cc, &p, res, held);
-	/* the compatibility layer's notes go to the log and the record with the plan's */
+	/* the compatibility layer's notes and the crash retry's go to the log, the record and the
+	 * outputs guard with the plan's */
 	for (size_t i = 0; cc->notes && i < p.notes.n; i++)
-		if (strstr(p.notes.v[i], " [compat."))
+		if (strstr(p.notes.v[i], " [compat.") || strstr(p.notes.v[i], " [crash."))
 			argv_push(cc->notes, p.notes.v[i]);
 	plan_release(&p);
 }
@@ -639,8 +644,9 @@ static int nvcc_run_modules(struct session *s, struct plan *plan, struct nvcc_pa
 		probe = run == 0 && ps->mp.undone;
 		nvcc_replan(s, plan, ps, nvcc, link, watch, 1);
 	}
-	int changed = ps->mp.split || plan_rewritten(plan, argv_in->v + 1, argv_in->n - 1);
-	return session_ran(s, plan, argv_in, session_guard(s, plan, changed, res.status));
+	int changed = ps->mp.split || plan_rewritten(plan, s->args.v, s->args.n);
+	return session_ran(s, plan, argv_in, session_guard(s, plan, changed, res.status,
+								       ps->mp.split ? "modules.split" : NULL));
 }
 
 /* ---- after the passes: notes, gates, launcher, run, after-run ---- */

@@ -176,6 +176,7 @@ static const struct {
 	{ "threads.serial", "the serial rerun", "lose-serial" },
 	{ "modules.stubs", "the stub drop's re-link", "lose-stubs" },
 	{ "modules", "the modules pass's split", "lose-split" },
+	{ "modules.split", "the modules pass's split (the compile, then the link)", "lose-split" },
 	{ "modules.", "the modules pass", "lose-modules" },
 	{ "link.", "the link pass", "lose-link" },
 	{ "cc.", "CC mode's hand-over to nvcc", "lose-cc" },
@@ -210,10 +211,17 @@ static int plan_has_rule(const struct plan *plan, const char *want)
 	return 0;
 }
 
-static const char *guard_layer(const struct plan *plan, const char **rule_out)
+/* Whether the layer acted: a note of the plan names it, or the caller does (`hint`: a layer that
+ * acts without a note, such as the modules pass's split of a compile and its link). */
+static int layer_acted(const struct plan *plan, const char *rule, const char *hint)
+{
+	return (hint && !strcmp(hint, rule)) || plan_has_rule(plan, rule);
+}
+
+static const char *guard_layer(const struct plan *plan, const char *hint, const char **rule_out)
 {
 	for (size_t k = 0; k < sizeof(guard_layers) / sizeof(guard_layers[0]); k++)
-		if (plan_has_rule(plan, guard_layers[k].rule)) {
+		if (layer_acted(plan, guard_layers[k].rule, hint)) {
 			*rule_out = guard_layers[k].rule;
 			return guard_layers[k].layer;
 		}
@@ -223,13 +231,13 @@ static const char *guard_layer(const struct plan *plan, const char **rule_out)
 
 /* NVSHIM_FAULT=lose-NAME (fault.h: named only): where that layer acted, the outputs it made
  * are removed, as a layer that lost them would leave the build; the guard must catch it. */
-static void guard_fault(const struct session *s, const struct plan *plan)
+static void guard_fault(const struct session *s, const struct plan *plan, const char *hint)
 {
 	const char *f = getenv("NVSHIM_FAULT");
 	if (!f || !strstr(f, "lose-"))
 		return;
 	for (size_t k = 0; k < sizeof(guard_layers) / sizeof(guard_layers[0]); k++)
-		if (fault_named(guard_layers[k].fault) && plan_has_rule(plan, guard_layers[k].rule))
+		if (fault_named(guard_layers[k].fault) && layer_acted(plan, guard_layers[k].rule, hint))
 			for (size_t i = 0; i < s->outputs.n; i++)
 				unlink(s->outputs.v[i]);
 }
@@ -239,17 +247,17 @@ int session_guarded(const struct session *s, const struct plan *plan, int change
 	return s->fallback.n > 0 && s->outputs.n > 0 && (changed || plan->notes.n > 0);
 }
 
-int session_guard(struct session *s, struct plan *plan, int changed, int status)
+int session_guard(struct session *s, struct plan *plan, int changed, int status, const char *hint)
 {
 	if (status || runner_signal() || !session_guarded(s, plan, changed))
 		return status;
-	guard_fault(s, plan);
+	guard_fault(s, plan, hint);
 	const char *why = NULL;
 	const char *missing = outputs_check(&s->outputs, s->started, &why);
 	if (!missing)
 		return status;
 	const char *rule;
-	const char *layer = guard_layer(plan, &rule);
+	const char *layer = guard_layer(plan, hint, &rule);
 	char *tail = rule ? xasprintf(", %s%s", rule, rule[strlen(rule) - 1] == '.' ? "*" : "") : xstrdup("");
 	plan_note(plan, "outputs.missing", "%s %s after %s (status 0%s): nvshim's fault; running the command "
 		  "as given, as %s would", missing, !strcmp(why, "missing") ? "is missing" : "was not written",

@@ -94,10 +94,11 @@ void session_record(const struct session *s, const struct plan *plan);
 /* The guard on every success of a command nvshim changed (rewritten, split, retried: `changed`):
  * when `status` is 0 and an output of s->outputs is missing or older than s->started, that is
  * nvshim's fault. It says so in one error line naming the file and the layer that acted last
- * (from the plan's notes; a note `outputs.missing` goes to the log and `nvshim stats`), runs
+ * (from the plan's notes, else `hint`: the rule of a layer that acted without a note, such as
+ * "modules.split"; a note `outputs.missing` goes to the log and `nvshim stats`), runs
  * s->fallback (the user's command, as the real tool would run it) and returns its status.
  * Otherwise returns `status`. A stat() per output is all it costs. */
-int session_guard(struct session *s, struct plan *plan, int changed, int status);
+int session_guard(struct session *s, struct plan *plan, int changed, int status, const char *hint);
 /* Whether the guard would look at this plan's run: something changed and there is a fallback.
  * Such a run is waited for (nvshim does not replace itself with the tool). */
 int session_guarded(const struct session *s, const struct plan *plan, int changed);

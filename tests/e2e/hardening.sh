@@ -106,6 +106,10 @@ for a; do
 	if [ -n "\${f:-}" ]; then f=; python3 -c 'import shlex,sys; [print("[%s]" % a) for a in shlex.split(open(sys.argv[1]).read())]' "\$a"; continue; fi
 	printf '[%s]\n' "\$a"
 done >"$WORK/rec.out"
+# the objects nvcc writes for -c (nvshim's guard looks for them after a rewrite; k.cu's line may
+# come in nvshim's options file)
+: >k.o
+for a; do case "\$a" in *.cu) : >"\${a%.cu}.o" ;; esac; done
 EOF
 chmod +x rec-nvcc
 # Short ones: with their pointers, 100,000 arguments must fit the kernel's 2 MiB for an exec.

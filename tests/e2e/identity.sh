@@ -30,7 +30,8 @@ run_side() {
 		normalise "$f" >"$WORK/$side/files/$f"
 	done )
 	normalise "$WORK/$side/stdout" >"$WORK/$side/stdout.n"
-	normalise "$WORK/$side/stderr" >"$WORK/$side/stderr.n"
+	# ptxas -v's compile times differ between any two runs
+	normalise "$WORK/$side/stderr" | sed 's/Compile time = [0-9.]* ms/Compile time = N ms/' >"$WORK/$side/stderr.n"
 }
 
 # same NAME [--stdin FILE] [--env VAR=VALUE]... -- ARGS...
@@ -138,5 +139,64 @@ cp "$WORK/dc.o" "$FIXTURES/dc.o"
 EXPECT_FILES=1
 same "-dlink" -- -dlink dc.o -o dlink.o
 same "link relocatable objects" -- dc.o -o prog_rdc
+
+# Lines drawn from the option table (src/model/options.c): a compile of kernel.cu with each
+# option nvcc 13.0 lists that is not a mode, a target or an information query, flags as they
+# are and options with a value with a sample value (the others are counted as not drawn).
+# Nothing is to be fixed in any of them: nvcc's output, byte for byte. The quick run takes every
+# fifth (a different fifth each day, said below); E2E_FULL=1 (run-all.sh --full), all.
+unset EXPECT_FILES
+SHIM=("$SHIM_NVCC")
+mapfile -t DRAWN < <(python3 - "${NVSHIM_SOURCE_DIR:-$(dirname "$0")/../..}/src/model/options.c" <<'PY'
+import re, sys
+values = {"Werror": "all-warnings", "brief-diagnostics": "true", "compiler-options": "-Wall",
+          "compress-mode": "size", "default-stream": "per-thread", "define-macro": "NVSHIM_X=1",
+          "diag-error": "177", "diag-suppress": "177", "diag-warn": "177", "dlink-time-opt": None,
+          "dopt": "on", "extensible-whole-program": None, "fmad": "false", "ftz": "true",
+          "include-path": ".", "linker-options": "--as-needed", "maxrregcount": "32",
+          "optimize": "2", "prec-div": "false", "prec-sqrt": "false", "ptxas-options": "-v",
+          "std": "c++17", "system-include": ".", "threads": "2", "undefine-macro": "NVSHIM_Y",
+          "use_fast_math": None, "pre-include": "cstdio", "relocatable-device-code": "true",
+          "extra-device-vectorization": None, "device-debug": None, "generate-line-info": None,
+          "Ofast-compile": "max", "split-compile": "2", "library": "m", "library-path": ".",
+          "cudart": "shared", "dependency-output": "opt.d", "dependency-target-name": "opt.o",
+          "output-directory": ".", "keep-dir": ".", "nvlink-options": "-v", "time": "opt.csv",
+          "device-stack-protector": "true", "frandom-seed": "1", "jump-table-density": "50",
+          "restrict": None, "source-in-ptx": None}
+skip_kinds = ("OPT_KIND_MODE", "OPT_KIND_TARGET", "OPT_KIND_INFO", "OPT_KIND_INPUT")
+# the line's own output, and options that change what nvcc runs or where (a host compiler, an
+# archiver, a dry run answered by nvshim's compatibility check, stages kept in the directory)
+skip = {"output-file", "compiler-bindir", "archiver-binary", "dryrun", "keep", "clean-targets",
+        "save-temps", "run-args", "options-file", "input-drive-prefix", "dependency-drive-prefix",
+        "drive-prefix", "forward-unknown-to-host-compiler", "forward-unknown-to-host-linker",
+        "list-gpu-arch", "list-gpu-code", "no-host-device-initializer-list", "generate-dependency-targets",
+        # debug and line information hold nvcc's random temporary names, and --time's table
+        # the times: two plain runs differ
+        "debug", "device-debug", "generate-line-info", "time"}
+text = open(sys.argv[1]).read()
+for name, short, flags, kind in re.findall(r'\{ "([^"]+)", (NULL|"[^"]*"), ([^,]+), (OPT_KIND_\w+) \}', text):
+    if kind in skip_kinds or name in skip or "H" in flags or "X" in flags:
+        continue
+    if "V" not in flags:
+        print("--" + name)
+    elif name in values and values[name]:
+        print("--%s=%s" % (name, values[name]))
+    else:
+        print("#" + name)
+PY
+)
+drawn=0 not_drawn=()
+day=$(( $(date +%j) % 5 ))
+for i in "${!DRAWN[@]}"; do
+	opt=${DRAWN[$i]}
+	if [ "${opt:0:1}" = "#" ]; then
+		not_drawn+=("${opt:1}")
+		continue
+	fi
+	[ -n "${E2E_FULL:-}" ] || [ $((i % 5)) -eq $day ] || continue
+	drawn=$((drawn + 1))
+	same "option table: $opt" -- -c kernel.cu -o opt.o "$opt"
+done
+echo "# option table: $drawn lines drawn of ${#DRAWN[@]} options (${#not_drawn[@]} without a sample value: ${not_drawn[*]})"
 
 finish

@@ -283,8 +283,8 @@ def commands(c, side):
         cmds = [t + ["-fatbin", "main.cu"]]
     elif s == "atfile":
         files["args.rsp"] = " ".join(t + ["-o", "app", "main.cu"] + lib) + "\n"
-        # nvcc reads no @file: by hand it is an options file
-        cmds = [["@args.rsp"]] if side == "shim" else [["--options-file", "args.rsp"]]
+        # nvcc reads no @file and refuses the line: nvshim gives nvcc's answer
+        cmds = [["@args.rsp"]]
     elif s == "optf":
         files["args.opt"] = " ".join(t + ["-o", "app", "main.cu", "a.cu"] + lib) + "\n"
         cmds = [["-optf", "args.opt"]]
