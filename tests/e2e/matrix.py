@@ -477,13 +477,20 @@ def main():
     if o.sample and o.sample < len(cases):
         # a fixed sample that still has every shape and every layer
         rng = random.Random(o.seed)
+        order = sorted(cases, key=lambda c: rng.random())
         picked, seen = [], set()
-        for c in sorted(cases, key=lambda c: rng.random()):
-            key = {("shape", c["shape"]), ("layer", c["layer"])}
-            if key - seen or len(picked) < o.sample and not (len(seen) < len(DIMENSIONS["shape"]) + len(DIMENSIONS["layer"])):
+        # first the cases that bring a shape, a layer or a name not yet picked, then the rest
+        for c in order:
+            key = {("shape", c["shape"]), ("layer", c["layer"]), ("name", c["name"]), ("front", c["front"])}
+            if key - seen:
                 picked.append(c)
                 seen |= key
-        cases = picked[:max(o.sample, len(picked))]
+        for c in order:
+            if len(picked) >= o.sample:
+                break
+            if c not in picked:
+                picked.append(c)
+        cases = picked
     if o.only:
         cases = [c for c in cases if re.search(o.only, case_id(c))]
     if o.list:
