@@ -50,28 +50,47 @@ CC_SHAPES = {"c", "link1", "linkN", "aout", "shared", "E", "MD"}
 
 HEAD = "#include <cstdio>\n#include <cstring>\n#include <cuda_runtime.h>\n"
 KERNEL = "__global__ void k(int *p) { p[threadIdx.x] = threadIdx.x; }\n"
+# The kernel's launch, where there is a GPU (tests/gpu/matrix.sh): what it computed, or the
+# error (no kernel image for this GPU, ...), printed by the program.
+LAUNCH_K = """static void launch() {
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+		std::printf("no device\\n");
+		return;
+	}
+	int *d = nullptr, h[32];
+	std::memset(h, 0xff, sizeof(h));
+	cudaMalloc(&d, sizeof(h));
+	cudaMemset(d, 0xff, sizeof(h));
+	k<<<1, 32>>>(d);
+	cudaError_t r = cudaDeviceSynchronize();
+	cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+	std::printf("kernel: %s %d %d\\n", cudaGetErrorName(r), h[1], h[31]);
+	cudaFree(d);
+}
+"""
 MAIN = {
-    "none": HEAD + KERNEL + """int main() {
-	int n = -1;
-	cudaError_t e = cudaGetDeviceCount(&n);
-	std::printf("devices: %s\\n", e == cudaSuccess ? "yes" : "no");
+    "none": HEAD + KERNEL + LAUNCH_K + """int main() {
+	launch();
 	return 0;
 }
 """,
     # reads a field CUDA 13 removed: the compatibility layer restores it
-    "compat": HEAD + KERNEL + """int main() {
+    "compat": HEAD + KERNEL + LAUNCH_K + """int main() {
 	cudaDeviceProp p;
 	std::memset(&p, 0, sizeof(p));
 	cudaError_t e = cudaGetDeviceProperties(&p, 0);
 	std::printf("properties: %s\\n", e == cudaSuccess ? (p.clockRate > 0 ? "clock" : "no clock") : "no device");
+	launch();
 	return 0;
 }
 """,
     # host code that calls the driver API, linked without -lcuda: the link pass adds it
-    "lcuda": HEAD + "#include <cuda.h>\n" + KERNEL + """int main() {
+    "lcuda": HEAD + "#include <cuda.h>\n" + KERNEL + LAUNCH_K + """int main() {
 	int v = 0;
 	CUresult r = cuDriverGetVersion(&v);
 	std::printf("driver: %s\\n", r == CUDA_SUCCESS ? "yes" : "no");
+	launch();
 	return 0;
 }
 """,
@@ -82,13 +101,28 @@ MAIN = {
 #endif
 	p[threadIdx.x] = threadIdx.x;
 }
-int main() { std::printf("upgrade\\n"); return 0; }
+""" + LAUNCH_K + """int main() { launch(); return 0; }
 """,
     # library code in the Marlin style (inc/marlin.cuh, through -isystem): its body only for
-    # sm_80 and up, an empty stub below
+    # sm_80 and up, an empty stub below; with n = 0 the body writes zeros, the stub nothing
     "stub": HEAD + """#include <marlin.cuh>
 template __global__ void marlin_like<16>(const float *, float *, int);
-int main() { std::printf("stub\\n"); return 0; }
+int main() {
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+		std::printf("no device\\n");
+		return 0;
+	}
+	float *a = nullptr, *c = nullptr, h[16];
+	cudaMalloc(&a, 64 * sizeof(float));
+	cudaMalloc(&c, sizeof(h));
+	cudaMemset(c, 0x7f, sizeof(h));
+	marlin_like<16><<<1, 32>>>(a, c, 0);
+	cudaError_t r = cudaDeviceSynchronize();
+	cudaMemcpy(h, c, sizeof(h), cudaMemcpyDeviceToHost);
+	std::printf("kernel: %s %g\\n", cudaGetErrorName(r), h[0]);
+	return 0;
+}
 """,
     "dropped": None,  # "none"'s source; the layer is the target list's
 }
@@ -217,8 +251,10 @@ def target_args(c, side):
     if t == "arch":
         args = ["-arch=sm_80"]
     elif t == "native":
-        # nvcc's -arch=native: each GPU's SASS, no PTX
-        args = ["-arch=native"] if side == "shim" else ["-gencode", "arch=compute_80,code=sm_80"]
+        # nvcc's -arch=native: each GPU's SASS, no PTX (the machine's GPU, else sm_80 through
+        # NVSHIM_DEVICES)
+        cc = GPU_CC or 80
+        args = ["-arch=native"] if side == "shim" else ["-gencode", "arch=compute_%d,code=sm_%d" % (cc, cc)]
     elif t == "gencode-dropped":
         args = (["-gencode", "arch=compute_70,code=sm_70"] if side == "shim" else []) + \
             ["-gencode", "arch=compute_80,code=sm_80"]
@@ -241,6 +277,19 @@ def target_args(c, side):
 
 
 LINKS = {"link1", "linkN", "aout", "shared", "rdc", "atfile", "optf"}
+
+
+def gpu_cc():
+    """The compute capability of this machine's first GPU (90), or None."""
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=60)
+        return int(r.stdout.split()[0].replace(".", "")) if r.returncode == 0 and r.stdout.strip() else None
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+GPU_CC = gpu_cc()
 
 
 def commands(c, side):
@@ -367,7 +416,7 @@ class Env:
         env = dict(self.base_env)
         # each case a build of its own: nothing one case learnt decides another's
         env["NVSHIM_CACHE_DIR"] = os.path.join(os.path.dirname(d), "nvshim-cache")
-        if side == "shim" and c["targets"] == "native":
+        if side == "shim" and c["targets"] == "native" and not GPU_CC:
             env["NVSHIM_DEVICES"] = "80"
         # the oracle runs behind the same front: what the front itself does to a line is the
         # same on both sides
