@@ -351,6 +351,8 @@ class Env:
         self.nvcc = nvcc
         self.work = work
         build = os.environ.get("NVSHIM_BUILD_DIR") or os.path.dirname(self.nvshim)
+        if not os.path.isdir(os.path.join(build, "libexec")):
+            build = os.path.dirname(build)  # an install: bin/nvshim beside libexec/
         self.names = {
             "nvcc": os.path.join(build, "libexec/nvshim/bin/nvcc"),
             "nvshim": self.nvshim,

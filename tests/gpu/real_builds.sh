@@ -8,7 +8,8 @@
 #     the user-password hash its README shows ("paperino", from Dictionary/user_passwords.txt);
 #   - cuda-samples v12.9 (NVIDIA/cuda-samples at cab7c66) that read removed fields, each built
 #     by its own CMakeLists.txt (CMAKE_CUDA_ARCHITECTURES 50 ... 120, separable compilation)
-#     with CMAKE_CUDA_COMPILER set to nvshim's nvcc: each program there and passing.
+#     with CMAKE_CUDA_COMPILER set to nvshim's nvcc and CMAKE_CXX_COMPILER to its c++ (CC mode, for
+#     the .cpp sources): each program there and passing.
 # Plain nvcc's result for the same lines is recorded beside (it fails: sm_70 and the removed
 # fields). BITCRACKER_SRC and SAMPLES_SRC name checkouts at those commits; each part skips
 # without its checkout.
@@ -59,7 +60,8 @@ else
 			cmake --build "plain-$name" -j "$(nproc)" >>"plain-$name.log" 2>&1
 		echo "# $name, plain nvcc: status $? ($(grep -m1 -o 'nvcc fatal.*\|error: .*' "plain-$name.log" | head -1 | cut -c1-160))"
 		t0=$(date +%s)
-		cmake -S "$SAMPLES_SRC/Samples/$s" -B "shim-$name" -DCMAKE_CUDA_COMPILER="$SHIMBIN/nvcc" >"shim-$name.log" 2>&1 &&
+		cmake -S "$SAMPLES_SRC/Samples/$s" -B "shim-$name" -DCMAKE_CUDA_COMPILER="$SHIMBIN/nvcc" \
+			-DCMAKE_CXX_COMPILER="$SHIMBIN/../cc/c++" -DCMAKE_C_COMPILER="$SHIMBIN/../cc/cc" >"shim-$name.log" 2>&1 &&
 			cmake --build "shim-$name" -j "$(nproc)" >>"shim-$name.log" 2>&1
 		st=$?
 		echo "# $name through nvshim: status $st in $(($(date +%s) - t0)) s"
