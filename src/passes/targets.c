@@ -606,7 +606,8 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 	if (out.n && only)
 		only_apply(&out, ctx, &devs, plan);
 	/* Every GPU should find something it can run. */
-	if (out.n && !only && strcmp(cfg->ensure_devices, "off") && !req.native) {
+	/* (not in a mode that writes one code instance: a second one is a line nvcc refuses) */
+	if (out.n && !only && strcmp(cfg->ensure_devices, "off") && !req.native && !one_code_mode(inv)) {
 		const struct devices *d = DEVICES();
 		for (size_t i = 0; d && i < d->n; i++) {
 			unsigned cc = toolkit_renamed(tk, d->v[i].cc);

@@ -273,7 +273,40 @@ def target_args(c, side):
             args += ["-gencode", "arch=compute_70,code=sm_70"]
         # the only target nvcc 13.0 does not have: the user deletes it, and nvcc builds for its
         # default
+    if side == "plain" and GPU_CC and c["shape"] not in ("ptx", "cubin") and t != "native" and \
+            not runs_on(args, GPU_CC):
+        # on a GPU machine, a list nothing of which runs on its GPU gets the GPU's target (and
+        # then the stub target, kept only as the one target, goes: the GPU's has the code)
+        if layer == "stub" and args[-2:] == ["-gencode", "arch=compute_75,code=sm_75"] and \
+                c["shape"] not in ("ptx", "cubin"):
+            args = args[:-2]
+        args += ["-gencode", "arch=compute_%d,code=sm_%d" % (GPU_CC, GPU_CC)]
     return args
+
+
+def runs_on(args, cc):
+    """Whether a target list (nvcc's options) has code a GPU of compute capability cc runs: SASS
+    of its major at or below it (an a form: its own only), or PTX at or below it; no target
+    option is nvcc's default (sm_75 and compute_75)."""
+    codes = []
+    for i, a in enumerate(args):
+        if a.startswith("-arch=sm_"):
+            n = a[len("-arch=sm_"):]
+            codes += ["sm_" + n, "compute_" + n.rstrip("af")]
+        elif a == "-gencode":
+            m = re.match(r"arch=compute_\w+,code=\[?([\w,]+)\]?", args[i + 1])
+            codes += m.group(1).split(",") if m else []
+    if not codes:
+        codes = ["sm_75", "compute_75"]
+    for code in codes:
+        kind, num = code.split("_")
+        suffix = num[-1] if num[-1] in "af" else ""
+        v = int(num.rstrip("af"))
+        if kind == "compute" and v <= cc and not suffix:
+            return True
+        if kind == "sm" and (v == cc if suffix else v // 10 == cc // 10 and v <= cc):
+            return True
+    return False
 
 
 LINKS = {"link1", "linkN", "aout", "shared", "rdc", "atfile", "optf"}
