@@ -271,8 +271,10 @@ def target_args(c, side):
     elif layer == "dropped":
         if side == "shim":
             args += ["-gencode", "arch=compute_70,code=sm_70"]
-        # the only target nvcc 13.0 does not have: the user deletes it, and nvcc builds for its
-        # default
+        # the only target nvcc 13.0 does not have: the user writes the GPU's instead (on a GPU
+        # machine), else deletes it and nvcc builds for its default
+        elif not args and GPU_CC:
+            args = ["-gencode", "arch=compute_%d,code=sm_%d" % (GPU_CC, GPU_CC)]
     if side == "plain" and GPU_CC and c["shape"] not in ("ptx", "cubin") and t != "native" and \
             not runs_on(args, GPU_CC):
         # on a GPU machine, a list nothing of which runs on its GPU gets the GPU's target (and
