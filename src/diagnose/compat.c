@@ -979,6 +979,16 @@ char *compat_restored_text(const struct compat_decision *d, const struct compat_
 	return full;
 }
 
+/* Whether an nvcc line reads an options file. */
+static int has_options_file(const struct argv *argv)
+{
+	for (size_t i = 1; i < argv->n; i++)
+		if (!strcmp(argv->v[i], "-optf") || !strcmp(argv->v[i], "--options-file") ||
+		    !strncmp(argv->v[i], "-optf=", 6) || !strncmp(argv->v[i], "--options-file=", 15))
+			return 1;
+	return 0;
+}
+
 int compat_after_failure(const struct compat_context *ctx, struct plan *plan, struct run_result *res,
 			 char **held)
 {
@@ -1018,7 +1028,20 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 	memset(&l, 0, sizeof(l));
 	argv_init(&l.argv);
 	if (inc) {
-		int ok = !compat_layer(&plan->argv, &d, inc, NULL, ctx->host, ctx->api->nvcc, &l);
+		/* sources in an options file: the retry's line has them on the command line, where
+		 * the layer can put a private copy in their place */
+		struct argv base = ARGV_INIT;
+		const struct argv *given = &plan->argv;
+		if (!ctx->host && has_options_file(&plan->argv)) {
+			struct invocation inv;
+			invocation_parse(&inv, plan->argv.v + 1, plan->argv.n - 1, ctx->env);
+			argv_push(&base, plan->argv.v[0]);
+			invocation_flatten(&inv, &base);
+			invocation_release(&inv);
+			given = &base;
+		}
+		int ok = !compat_layer(given, &d, inc, NULL, ctx->host, ctx->api->nvcc, &l);
+		argv_release(&base);
 		if (!ok)
 			diag_note(VERBOSITY_VERBOSE, "compat: no private copy of %s (its reads not found on the "
 				  "lines reported, or it is not an argument of this compile): no retry",

@@ -372,3 +372,17 @@ const char *invocation_source_name(enum arg_source source)
 	};
 	return names[source];
 }
+
+void invocation_flatten(const struct invocation *inv, struct argv *out)
+{
+	char *skip = xcalloc(inv->expanded.n + 1, 1);
+	for (size_t i = 0; i < inv->nargs; i++) {
+		const struct inv_arg *a = &inv->args[i];
+		if (a->what == ARG_OPTION && !strcmp(a->opt->name, "options-file"))
+			memset(skip + a->pos, 1, a->span);
+	}
+	for (size_t i = 0; i < inv->expanded.n; i++)
+		if (!skip[i] && inv->sources[i] != SOURCE_PREPEND && inv->sources[i] != SOURCE_APPEND)
+			argv_push(out, inv->expanded.v[i]);
+	free(skip);
+}

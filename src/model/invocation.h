@@ -107,6 +107,11 @@ const char *invocation_mode_name(enum inv_mode mode);
 const char *invocation_input_kind_name(enum input_kind kind);
 const char *invocation_source_name(enum arg_source source);
 
+/* The analysed line less the environment's flags and the --options-file options, whose files'
+ * arguments stand in their place: the line nvcc acts on, with nothing left in a file (appended
+ * to `out`). */
+void invocation_flatten(const struct invocation *inv, struct argv *out);
+
 /* Splits a comma list value into `out` (appending). Empty items are kept out. */
 void invocation_split_list(struct argv *out, const char *value);
 

@@ -162,23 +162,6 @@ static int response_file(const struct invocation *inv)
 	return 0;
 }
 
-/* The line with its @files and options files read in place (the environment's flags left to
- * nvcc), as nvcc itself reads it. */
-static void flatten(const struct invocation *inv, struct argv *out)
-{
-	char *skip = xcalloc(inv->expanded.n + 1, 1);
-	/* the --options-file options themselves: their files are read in place already */
-	for (size_t i = 0; i < inv->nargs; i++) {
-		const struct inv_arg *a = &inv->args[i];
-		if (a->what == ARG_OPTION && !strcmp(a->opt->name, "options-file"))
-			memset(skip + a->pos, 1, a->span);
-	}
-	for (size_t i = 0; i < inv->expanded.n; i++)
-		if (!skip[i] && inv->sources[i] != SOURCE_PREPEND && inv->sources[i] != SOURCE_APPEND)
-			argv_push(out, inv->expanded.v[i]);
-	free(skip);
-}
-
 int nvcc_plan(const struct session *s, const struct invocation *inv, const char *nvcc, struct plan *plan,
 	      struct nvcc_passes *ps, struct link_result *link, struct argv *before, struct argv *after)
 {
@@ -195,7 +178,7 @@ int nvcc_plan(const struct session *s, const struct invocation *inv, const char 
 	if (file) {
 		struct argv a = ARGV_INIT;
 		struct plan trial;
-		flatten(inv, &a);
+		invocation_flatten(inv, &a);
 		invocation_parse(&flat, a.v, a.n, session_env);
 		plan_init(&trial, plan->tool, a.v, a.n);
 		flattened = nvcc_targets_pass(s, &flat, nvcc, &trial, ps, NULL, NULL);

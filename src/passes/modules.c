@@ -609,8 +609,10 @@ static void build_command(const struct invocation *inv, const char *nvcc, const 
 				role[i] = DROP_ARG;
 	}
 	struct argv targets = ARGV_INIT;
-	if (inv->mode == MODE_CUBIN || inv->mode == MODE_PTX || inv->mode == MODE_OPTIX_IR ||
-	    inv->mode == MODE_LTOIR) {
+	/* (a list the user wrote as -gencode pairs stays as written: nvcc judges it) */
+	if ((inv->mode == MODE_CUBIN || inv->mode == MODE_PTX || inv->mode == MODE_OPTIX_IR ||
+	     inv->mode == MODE_LTOIR) &&
+	    invocation_find(inv, "gpu-architecture") && !invocation_find(inv, "gpu-code")) {
 		struct arch_list one;
 		arch_list_init(&one);
 		for (size_t i = 0; i < list->n; i++)

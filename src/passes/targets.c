@@ -632,7 +632,7 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 	/* A mode that writes one code instance: -arch=sm_80 -cubin is nvcc's sm_80 SASS alone and
 	 * -arch=sm_80 -ptx its compute_80 PTX, but written out as -gencode pairs the same list is
 	 * two instances, which nvcc refuses there; only the mode's kind of code stays. */
-	if (one_code_mode(inv))
+	if (one_code_mode(inv) && invocation_find(inv, "gpu-architecture") && !invocation_find(inv, "gpu-code"))
 		arch_list_one_code(&out, one_code_kind(inv->mode));
 
 	/* Replace the target options where the first one stood. */
