@@ -284,3 +284,31 @@ Test(arch, special_values_and_no_targets)
 	arch_list_release(&l);
 	invocation_release(&inv);
 }
+
+/* A one-code mode keeps, per architecture, the code of its kind: -arch=sm_80 -cubin is the sm_80
+ * SASS, -ptx the compute_80 PTX; an architecture with no such code keeps what it has. */
+Test(arch, one_code_per_architecture)
+{
+	struct invocation inv;
+	struct arch_list l;
+	char *why, buf[32];
+	parse_line(&inv, "-c k.cu -arch=sm_80 -gencode arch=compute_90,code=sm_90");
+	arch_list_init(&l);
+	cr_assert_eq(arch_list_from_invocation(&l, &inv, &why), 0);
+	size_t before = l.n;
+	arch_list_one_code(&l, ARCH_REAL);
+	cr_assert_eq(before, 3);
+	cr_assert_eq(l.n, 2);
+	cr_assert_str_eq(arch_format(&l.v[0].code, buf, sizeof(buf)), "sm_80");
+	cr_assert_str_eq(arch_format(&l.v[1].code, buf, sizeof(buf)), "sm_90");
+	arch_list_release(&l);
+	arch_list_init(&l);
+	cr_assert_eq(arch_list_from_invocation(&l, &inv, &why), 0);
+	arch_list_one_code(&l, ARCH_VIRTUAL);
+	/* compute_80 PTX for 80; 90 has no PTX: its SASS stays (nvcc then judges the line) */
+	cr_assert_eq(l.n, 2);
+	cr_assert_str_eq(arch_format(&l.v[0].code, buf, sizeof(buf)), "compute_80");
+	cr_assert_str_eq(arch_format(&l.v[1].code, buf, sizeof(buf)), "sm_90");
+	arch_list_release(&l);
+	invocation_release(&inv);
+}

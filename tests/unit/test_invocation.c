@@ -364,3 +364,27 @@ Test(invocation, response_file_that_is_a_directory_or_names_itself_twice)
 	free(line);
 	free(dir);
 }
+
+/* The line with nothing left in a file: an options file's arguments in its place, the
+ * environment's flags left to nvcc. */
+Test(invocation, flatten_reads_options_files_in_place)
+{
+	char *dir = test_tmpdir();
+	char *opt = test_write(dir, "args.opt", "-gencode arch=compute_80,code=sm_80 -o app\n");
+	char *line = xasprintf("-c k.cu -optf %s -DX=1", opt);
+	prepend = "-DP=1";
+	struct invocation inv;
+	parse(&inv, line);
+	struct argv out = ARGV_INIT;
+	invocation_flatten(&inv, &out);
+	char *got = argv_join(&out, " ");
+	cr_assert_str_eq(got, "-c k.cu -gencode arch=compute_80,code=sm_80 -o app -DX=1");
+	free(got);
+	argv_release(&out);
+	invocation_release(&inv);
+	unlink(opt);
+	rmdir(dir);
+	free(line);
+	free(opt);
+	free(dir);
+}
