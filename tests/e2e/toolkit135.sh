@@ -22,7 +22,8 @@ export CUDA_HOME=$ROOT CUDA_PATH=$ROOT
 echo "# nvcc 13.5: $("$ROOT/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\), \(V[0-9.]*\).*/\1 (\2)/p') in $ROOT"
 status=0
 for suite in targets modules identity; do
-	bash "$HERE/$suite.sh" "$NVSHIM" "$ROOT/bin/nvcc" 2>&1 |
+	# (the identity suite samples its option-table lines here, as in the quick run)
+	E2E_FULL= bash "$HERE/$suite.sh" "$NVSHIM" "$ROOT/bin/nvcc" 2>&1 |
 		sed "s/^ok - /ok - nvcc 13.5: $suite: /; s/^not ok - /not ok - nvcc 13.5: $suite: /"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
