@@ -165,13 +165,13 @@ static int response_file(const struct invocation *inv)
 int nvcc_plan(const struct session *s, const struct invocation *inv, const char *nvcc, struct plan *plan,
 	      struct nvcc_passes *ps, struct link_result *link, struct argv *before, struct argv *after)
 {
-	/* Target options in a file are out of the passes' reach (they edit the command line): when
-	 * the targets pass would change them, the file's arguments go on the command line instead
-	 * (the file is left as it is), and every pass plans from that line. */
 	if (response_file(inv)) {
 		diag_debug("an @file on the line: nvcc reads none and refuses the line; nothing to plan");
 		return 0;
 	}
+	/* Target options in an options file are out of the passes' reach (they edit the command
+	 * line): when the targets pass would change them, the file's arguments go on the command
+	 * line instead (the file is left as it is), and every pass plans from that line. */
 	const char *file = targets_file(inv);
 	struct invocation flat;
 	int flattened = 0;
