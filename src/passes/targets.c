@@ -344,6 +344,25 @@ static void forward_apply(struct arch_list *out, const struct toolkit *tk, struc
 		  "build's code (the driver compiles the PTX) (forward_ptx = highest)", hi, hi);
 }
 
+/* drop_unsupported() on l, with its notes: what was renamed, what was dropped. */
+static void unsupported_noted(struct arch_list *l, const struct toolkit *tk, struct plan *plan, const char *version)
+{
+	struct argv dropped = ARGV_INIT, mapped = ARGV_INIT;
+	drop_unsupported(l, tk, &dropped, &mapped);
+	if (mapped.n) {
+		char *list = names_of(&mapped);
+		plan_note(plan, "targets.unsupported", "renamed %s for nvcc %s", list, version);
+		free(list);
+	}
+	if (dropped.n) {
+		char *list = names_of(&dropped);
+		plan_note(plan, "targets.unsupported", "dropped %s: not supported by nvcc %s", list, version);
+		free(list);
+	}
+	argv_release(&dropped);
+	argv_release(&mapped);
+}
+
 /* The SASS forms of one target in a device link's objects: bit 0 plain, 1 'a', 2 'f'. */
 struct dlink_forms {
 	unsigned sm;
@@ -471,19 +490,8 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 		/* nvcc builds -arch=native's GPUs and every -gencode beside it (those nvcc has) */
 		for (size_t i = 0; i < req.n; i++)
 			arch_list_add(&out, &req.v[i]);
-		if (cfg->targets_unsupported && out.n) {
-			struct argv dropped = ARGV_INIT, mapped = ARGV_INIT;
-			drop_unsupported(&out, tk, &dropped, &mapped);
-			argv_pushn(&dropped, mapped.v, mapped.n);
-			if (dropped.n) {
-				char *list = names_of(&dropped);
-				plan_note(plan, "targets.unsupported", "dropped %s: not supported by nvcc %s", list,
-					  version);
-				free(list);
-			}
-			argv_release(&dropped);
-			argv_release(&mapped);
-		}
+		if (cfg->targets_unsupported && out.n)
+			unsupported_noted(&out, tk, plan, version);
 		struct argv bad = ARGV_INIT;
 		int n = add_devices(&out, DEVICES(), tk, &bad);
 		if (bad.n) {
@@ -572,21 +580,7 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 				}
 		}
 		if (cfg->targets_unsupported) {
-			struct argv dropped = ARGV_INIT, mapped = ARGV_INIT;
-			drop_unsupported(&out, tk, &dropped, &mapped);
-			if (mapped.n) {
-				char *list = names_of(&mapped);
-				plan_note(plan, "targets.unsupported", "renamed %s for nvcc %s", list, version);
-				free(list);
-			}
-			if (dropped.n) {
-				char *list = names_of(&dropped);
-				plan_note(plan, "targets.unsupported", "dropped %s: not supported by nvcc %s", list,
-					  version);
-				free(list);
-			}
-			argv_release(&dropped);
-			argv_release(&mapped);
+			unsupported_noted(&out, tk, plan, version);
 			if (!out.n) {
 				if (add_devices(&out, DEVICES(), tk, NULL))
 					plan_note(plan, "targets.unsupported", "no requested target remains: "

@@ -11,18 +11,6 @@ CUDA=$(dirname "$(dirname "$(readlink -f "$NVCC")")")
 export NVSHIM_CRASH_DIR="$WORK/crashes"
 cd "$WORK" || exit 1
 
-# make_toolkit DIR: the machine's toolkit with every program linked, to replace one of them.
-make_toolkit() {
-	local d=$1 f
-	mkdir -p "$d/bin" "$d/nvvm/bin"
-	ln -s "$CUDA/bin/nvcc" "$d/bin/nvcc"
-	cp "$CUDA/bin/nvcc.profile" "$d/bin/"
-	for f in "$CUDA"/bin/*; do [ -e "$d/bin/${f##*/}" ] || ln -s "$f" "$d/bin/${f##*/}"; done
-	for f in "$CUDA"/nvvm/bin/*; do ln -s "$f" "$d/nvvm/bin/${f##*/}"; done
-	for f in libdevice lib64; do [ -e "$CUDA/nvvm/$f" ] && ln -s "$CUDA/nvvm/$f" "$d/nvvm/$f"; done
-	ln -s "$CUDA/targets" "$d/targets"
-	ln -s "$CUDA/lib64" "$d/lib"
-}
 # crashing_stage DIR/PROGRAM MATCH SIGNAL: PROGRAM dies of SIGNAL when its arguments hold MATCH
 # (a target), and logs the arguments it died with; otherwise it is the real program.
 crashing_stage() {

@@ -10,6 +10,7 @@ NVSHIM=$1 NVCC=$2
 BUILD=${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}
 CC_NAME="$BUILD/libexec/nvshim/cc/c++"
 CUDA=$(cd "$(dirname "$(readlink -f "$NVCC")")/.." && pwd)
+STUBS_INC="$(cd "$(dirname "$0")" && pwd)/fixtures/stubs/inc"
 cd "$WORK" || exit 1
 export NVSHIM_CACHE_DIR="$WORK/cache"
 
@@ -35,24 +36,8 @@ cat >drv.cu <<'EOF'
 #include <cuda.h>
 int main() { int v = 0; std::printf("%d\n", cuDriverGetVersion(&v) == CUDA_SUCCESS); return 0; }
 EOF
-mkdir -p inc
-cat >inc/marlin.cuh <<'EOF'
-#pragma once
-template <int N>
-__global__ void marlin_like(const float *__restrict__ a, float *__restrict__ c, int n)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-	float acc[N];
-	for (int j = 0; j < N; j++)
-		acc[j] = 0.0f;
-	for (int i = threadIdx.x; i < n; i += blockDim.x)
-		for (int j = 0; j < N; j++)
-			acc[j] += a[i * N + j] * (float)(j + 1) + sqrtf(a[i + j]);
-	for (int j = 0; j < N; j++)
-		c[blockIdx.x * N + j] = acc[j];
-#endif
-}
-EOF
+# the Marlin-style library header of the stubs suite
+mkdir -p inc && cp "$STUBS_INC/marlin.cuh" inc/
 cat >stub.cu <<'EOF'
 #include <marlin.cuh>
 template __global__ void marlin_like<16>(const float *, float *, int);
@@ -107,14 +92,7 @@ lost lose-targets "the targets pass" k.o -- "$NVSHIM" -gencode arch=compute_70,c
 lost lose-cc "CC mode's hand-over to nvcc" k.o -- "$CC_NAME" -c k.cu -o k.o
 
 # the crash retry: cicc killed once (SIGKILL, as the out-of-memory killer does), crash_retry = once
-mkdir -p tk/bin tk/nvvm/bin
-ln -s "$CUDA/bin/nvcc" tk/bin/nvcc
-cp "$CUDA/bin/nvcc.profile" tk/bin/
-for f in "$CUDA"/bin/*; do [ -e "tk/bin/${f##*/}" ] || ln -s "$f" "tk/bin/${f##*/}"; done
-for f in "$CUDA"/nvvm/bin/*; do ln -s "$f" "tk/nvvm/bin/${f##*/}"; done
-for f in libdevice lib64; do [ -e "$CUDA/nvvm/$f" ] && ln -s "$CUDA/nvvm/$f" "tk/nvvm/$f"; done
-ln -s "$CUDA/targets" tk/targets
-ln -s "$CUDA/lib64" tk/lib
+make_toolkit tk
 real=$(readlink -f tk/nvvm/bin/cicc)
 rm tk/nvvm/bin/cicc
 cat >tk/nvvm/bin/cicc <<SH

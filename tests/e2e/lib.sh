@@ -105,3 +105,16 @@ run_groups() {
 		fi
 	done
 }
+# make_toolkit DIR: the machine's toolkit ($CUDA, the caller's) with every program linked, to
+# replace one of them (the crash and guard suites).
+make_toolkit() {
+	local d=$1 f
+	mkdir -p "$d/bin" "$d/nvvm/bin"
+	ln -s "$CUDA/bin/nvcc" "$d/bin/nvcc"
+	cp "$CUDA/bin/nvcc.profile" "$d/bin/"
+	for f in "$CUDA"/bin/*; do [ -e "$d/bin/${f##*/}" ] || ln -s "$f" "$d/bin/${f##*/}"; done
+	for f in "$CUDA"/nvvm/bin/*; do ln -s "$f" "$d/nvvm/bin/${f##*/}"; done
+	for f in libdevice lib64; do [ -e "$CUDA/nvvm/$f" ] && ln -s "$CUDA/nvvm/$f" "$d/nvvm/$f"; done
+	ln -s "$CUDA/targets" "$d/targets"
+	ln -s "$CUDA/lib64" "$d/lib"
+}

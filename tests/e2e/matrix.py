@@ -148,24 +148,9 @@ template __global__ void marlin_like<32>(const float *, float *, int);
 """,
 }
 
-MARLIN = """#pragma once
-template <int N>
-__global__ void marlin_like(const float *__restrict__ a, float *__restrict__ c, int n)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-	float acc[N];
-	for (int j = 0; j < N; j++)
-		acc[j] = 0.0f;
-	for (int i = threadIdx.x; i < n; i += blockDim.x)
-#pragma unroll
-		for (int j = 0; j < N; j++)
-			acc[j] += a[i * N + j] * (float)(j + 1) + sqrtf(a[i + j]);
-#pragma unroll
-	for (int j = 0; j < N; j++)
-		c[blockIdx.x * N + j] = acc[j];
-#endif
-}
-"""
+# the Marlin-style library header of the stubs suite
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "stubs", "inc", "marlin.cuh")) as _f:
+    MARLIN = _f.read()
 
 # ---- the cases ----
 
