@@ -2,10 +2,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 
 #include <libiberty.h>
 
@@ -162,6 +164,30 @@ static int parse_listing(struct devices *d, const char *text, const char *want_k
 	return have_key && have_end ? 0 : -1;
 }
 
+/* The lock beside the cache file, held with flock(); -1 when it cannot be had (then each
+ * compile asks for itself, as before). */
+static int devices_lock(const char *cache_dir)
+{
+	if (cache_mkdirs(cache_dir))
+		return -1;
+	char *path = concat(cache_dir, "/devices.lock", NULL);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	free(path);
+	if (fd >= 0) {
+		while (flock(fd, LOCK_EX) && errno == EINTR)
+			;
+	}
+	return fd;
+}
+
+static void devices_unlock(int fd)
+{
+	if (fd >= 0) {
+		flock(fd, LOCK_UN);
+		close(fd);
+	}
+}
+
 void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir, const char *helper)
 {
 	devices_release(d);
@@ -191,8 +217,26 @@ void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir
 		}
 		free(text);
 		text = NULL;
+		free(source);
+		source = NULL;
 	}
 	d->n = 0;
+	/* One detector at a time per cache: the compiles of a build that start together on a cold
+	 * cache wait for the first one's answer instead of all asking the driver at once. */
+	int lock = path ? devices_lock(cache_dir) : -1;
+	if (lock >= 0 && (text = cache_read(path))) {
+		if (!parse_listing(d, text, key, &source)) {
+			devices_unlock(lock);
+			stats_count_hit();
+			d->source = concat("cache ", path, " (", source ? source : "?", ")", NULL);
+			goto select;
+		}
+		free(text);
+		text = NULL;
+		free(source);
+		source = NULL;
+		d->n = 0;
+	}
 	if (helper && access(helper, X_OK) == 0) {
 		struct argv args = ARGV_INIT;
 		argv_push(&args, helper);
@@ -224,6 +268,7 @@ void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir
 			diag_debug("cannot write the device cache %s: %s", path, strerror(errno));
 		free(listing);
 	}
+	devices_unlock(lock);
 select:
 	devices_select(d, env("CUDA_VISIBLE_DEVICES"));
 	free(text);

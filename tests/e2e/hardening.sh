@@ -229,9 +229,9 @@ done
 wait
 bad=0; for i in $(seq 64); do same_object par/s$i.o serial/s$i.o || bad=$((bad + 1)); done
 check "64 parallel builds: the same objects as a serial build" test $bad -eq 0
-# Files written whole end with "end"; the stats journal (appended lines), the stats lock, the
+# Files written whole end with "end"; the stats journal (appended lines), the locks (empty), the
 # once-per-build note markers and the threads slots are no such files.
-files=$(find "$WORK/sharedcache" -type f ! -path '*/notes/*' ! -path '*/threads/*' ! -path '*/stats/journal' ! -path '*/stats/lock')
+files=$(find "$WORK/sharedcache" -type f ! -name '*.lock' ! -path '*/notes/*' ! -path '*/threads/*' ! -path '*/stats/journal' ! -path '*/stats/lock')
 whole=1; for f in $files; do [ "$(tail -n 1 "$f")" = end ] || whole=0; done
 # A cache write's temporary is the file's name plus mkstemp's ".XXXXXX" (src/cache.c); no final
 # name ends so (.facts, .verdict, -<hash>, devices).

@@ -99,6 +99,25 @@ if [ -e "$FAKE/libcuda.so.1" ] && ! ldconfig -p 2>/dev/null | grep -q libnvidia-
 	env -u NVSHIM_DEVICES LD_LIBRARY_PATH="$FAKE" FAKE_CUDA_CC=90 NVSHIM_CACHE_DIR="$WORK/drvcache" \
 		"$NVSHIM" -c k.cu -o drv.o -gencode arch=compute_80,code=sm_80 2>"$WORK/err"
 	check "driver API fallback: ensure_devices adds the GPU's sm_90" grep -q "added sm_90: no requested target runs on the GPU of compute capability 9.0" "$WORK/err"
+	# A driver that fails to start (seen with dozens of compiles at once on a multi-GPU
+	# machine): the detector tries again, then gives no answer; nvshim assumes no GPU for this
+	# compile and keeps nothing, so the next compile, with the driver working, finds the GPU.
+	out=$(env -u NVSHIM_DEVICES LD_LIBRARY_PATH="$FAKE" FAKE_CUDA_INIT_ERROR=999 NVSHIM_CACHE_DIR="$WORK/flaky" "$NVSHIM" doctor 2>&1)
+	check "a failing driver: no GPU for this run, said" contains "$out" "nvshim-devices did not list the GPUs; assuming none"
+	check "a failing driver: nothing cached" test ! -e "$WORK/flaky/devices"
+	out=$(env -u NVSHIM_DEVICES LD_LIBRARY_PATH="$FAKE" FAKE_CUDA_CC=90 NVSHIM_CACHE_DIR="$WORK/flaky" "$NVSHIM" doctor 2>&1)
+	check "a failing driver: the next run finds the GPU" contains "$out" "^GPUs *: sm_90 (from nvshim-devices (driver API))"
+	# A driver with no GPU is a whole answer, kept.
+	env -u NVSHIM_DEVICES LD_LIBRARY_PATH="$FAKE" FAKE_CUDA_INIT_ERROR=100 NVSHIM_CACHE_DIR="$WORK/nogpu" "$NVSHIM" doctor >/dev/null 2>&1
+	check "a driver with no GPU: kept as no GPU" eval 'grep -qx "source driver API" "$WORK/nogpu/devices" && ! grep -q "^device" "$WORK/nogpu/devices"'
+	# Compiles that start together on a cold cache ask the driver once between them.
+	for i in 1 2 3 4 5 6; do
+		env -u NVSHIM_DEVICES LD_LIBRARY_PATH="$FAKE" FAKE_CUDA_CC=90 FAKE_CUDA_INIT_LOG="$WORK/herd.inits" \
+			NVSHIM_CACHE_DIR="$WORK/herd" "$NVSHIM" explain -c k.cu -o h.o -arch=native >"$WORK/herd.$i" 2>&1 &
+	done
+	wait
+	check "six compiles at once on a cold cache: the driver asked once, each finds the GPU" \
+		eval 'test "$(wc -l <"$WORK/herd.inits")" -eq 1 && test "$(grep -l "sm_90" "$WORK"/herd.[1-6] | wc -l)" -eq 6'
 else
 	skip "driver API fallback" "NVML present, or no test libcuda built"
 fi

@@ -59,7 +59,23 @@ EXPORT int cuGetExportTable(const void **table, const void *id)
 	return 500; /* CUDA_ERROR_NOT_FOUND */
 }
 
-EXPORT int cuInit(unsigned flags) { (void)flags; initialised = 1; return 0; }
+/* FAKE_CUDA_INIT_ERROR=N: cuInit answers N (100: no device; 999: a driver that fails).
+ * FAKE_CUDA_INIT_LOG=FILE: each call appends a line to FILE. */
+EXPORT int cuInit(unsigned flags)
+{
+	(void)flags;
+	const char *log = getenv("FAKE_CUDA_INIT_LOG");
+	FILE *f = log && *log ? fopen(log, "a") : NULL;
+	if (f) {
+		fputs("cuInit\n", f);
+		fclose(f);
+	}
+	const char *error = getenv("FAKE_CUDA_INIT_ERROR");
+	if (error && *error)
+		return atoi(error);
+	initialised = 1;
+	return 0;
+}
 EXPORT int cuDriverGetVersion(int *v) { *v = 13000; return 0; }
 EXPORT int cuDeviceGetCount(int *n)
 {
