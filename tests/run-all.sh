@@ -5,8 +5,8 @@
 #                                  not labelled `full` (unit, e2e, hardening, ...), run in parallel;
 #                                  at most about 12 minutes on 2 cores. It ends by naming what it
 #                                  did not run.
-#   bash tests/run-all.sh --full   what CI runs (.ci/run): the quick start's Release build, the
-#                                  release build with every suite, the same suites again in an
+#   bash tests/run-all.sh --full   what CI runs (.ci/run): the release build (the quick start's
+#                                  Release, -O3) with every suite, the same suites again in an
 #                                  AddressSanitizer + UndefinedBehaviorSanitizer build, valgrind
 #                                  (e2e_valgrind, labelled `full`) and fuzzing.
 #
@@ -79,12 +79,9 @@ build_or_fail() {
 	return 1
 }
 
-if [ $full = 1 ]; then
-	# The quick start's build (Release, -O3) warns where -O2 does not: it must build clean too.
-	build_or_fail "quick-start (Release)" build-test-o3 -DCMAKE_BUILD_TYPE=Release
-fi
-
-if build_or_fail release build-test-release -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+# The release build is the quick start's (Release, -O3, which warns where -O2 does not) with
+# debug information added for a failing suite's backtrace: one build for both.
+if build_or_fail release build-test-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-g; then
 	if [ $full = 1 ]; then
 		# E2E_FULL: the suites that sample in the quick run run all their cases here (the
 		# differential matrix's pairs, the identity suite's option table); the ASan pass
@@ -148,7 +145,6 @@ if [ $full = 0 ]; then
 	echo "  - the ASan+UBSan build and every suite again under it (build-test-asan)"
 	echo "  - the suites labelled full: ${left:-none} (ctest --test-dir build-test-release -L full)"
 	echo "  - fuzzing: each tests/fuzz target for NVSHIM_FUZZ_SECONDS (45) s under libFuzzer (the corpus replays, fuzz_replay_*, did run)"
-	echo "  - the quick start's Release (-O3) build, warnings fatal"
 	echo "  - the GPU checks need a GPU (the gpu suite skips without one): tests/gpu/run.sh"
 fi
 if [ "${#failed[@]}" -gt 0 ]; then

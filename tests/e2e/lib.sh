@@ -1,6 +1,13 @@
 # Shared helpers for the end-to-end suites. Source it; it expects NVSHIM and NVCC set.
 set -u
 export LC_ALL=C
+# SANITIZED: set when the nvshim under test is the ASan+UBSan build (run-all.sh --full runs
+# every suite on the release build first, then again on that one). That pass is there for
+# nvshim's own code; a step that runs no nvshim process (plain nvcc's side of a comparison, a
+# fixture's own build) gives the same answer as in the release pass, so a suite may leave such
+# steps out and repeat a path fewer times there, never leave out a path of nvshim's.
+SANITIZED=
+grep -q '^NVSHIM_SANITIZE:BOOL=ON' "${NVSHIM_BUILD_DIR:-.}/CMakeCache.txt" 2>/dev/null && SANITIZED=1
 # Each suite runs with nvshim's own environment cleared and a private HOME.
 for v in $(env | sed -n 's/^\(NVSHIM_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 unset NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS

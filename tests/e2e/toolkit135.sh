@@ -20,11 +20,18 @@ if [ ! -x "$ROOT/bin/nvcc" ] || ! "$ROOT/bin/nvcc" --version >/dev/null 2>&1; th
 fi
 export CUDA_HOME=$ROOT CUDA_PATH=$ROOT
 echo "# nvcc 13.5: $("$ROOT/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\), \(V[0-9.]*\).*/\1 (\2)/p') in $ROOT"
-status=0
-for suite in targets modules identity; do
+# The three run at once (each has its own work directory and caches), printed in this order.
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/nvshim-135-XXXXXX")
+trap 'rm -rf "$OUT"' EXIT
+SUITES=(targets modules identity)
+for suite in "${SUITES[@]}"; do
 	# (the identity suite samples its option-table lines here, as in the quick run)
-	E2E_FULL= bash "$HERE/$suite.sh" "$NVSHIM" "$ROOT/bin/nvcc" 2>&1 |
-		sed "s/^ok - /ok - nvcc 13.5: $suite: /; s/^not ok - /not ok - nvcc 13.5: $suite: /"
-	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+	(E2E_FULL= bash "$HERE/$suite.sh" "$NVSHIM" "$ROOT/bin/nvcc" >"$OUT/$suite" 2>&1; echo $? >"$OUT/$suite.rc") &
+done
+wait
+status=0
+for suite in "${SUITES[@]}"; do
+	sed "s/^ok - /ok - nvcc 13.5: $suite: /; s/^not ok - /not ok - nvcc 13.5: $suite: /" "$OUT/$suite"
+	[ "$(cat "$OUT/$suite.rc" 2>/dev/null)" = 0 ] || status=1
 done
 exit $status

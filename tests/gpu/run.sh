@@ -47,6 +47,15 @@ done
 out=$(CUDA_VISIBLE_DEVICES= "$NVSHIM" doctor 2>&1)
 check "CUDA_VISIBLE_DEVICES= hides the GPU" contains "$out" "^GPUs *: none"
 
+# 64 compiles at once on a cold device cache (a build's first step): each finds the GPU (the
+# compiles take turns on the cache's lock; the first asks NVML, the others read its answer).
+for i in $(seq 64); do
+	XDG_CACHE_HOME="$WORK/herd" "$NVSHIM" explain -c k.cu -o h.o -arch=native >"$WORK/herd.$i" 2>&1 &
+done
+wait
+found=$(grep -l "sm_$cc" "$WORK"/herd.* | wc -l)
+check "64 compiles at once on a cold device cache: each finds sm_$cc ($found of 64)" test "$found" -eq 64
+
 # -arch=native: the GPU's target, explicitly.
 "$NVSHIM" "$SRC" -o native -arch=native 2>"$WORK/err"
 check "-arch=native builds" test $? -eq 0
