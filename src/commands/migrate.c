@@ -12,11 +12,11 @@
 
 #include "base/diag.h"
 #include "diagnose/api.h"
-#include "diagnose/migrate.h"
+#include "upgrade/migrate.h"
 #include "modes/session.h"
 
 /* `nvshim migrate [--apply] FILE...`: for each file, the lasting fix of every removed or changed
- * CUDA or CCCL API its text uses (diagnose/migrate.h), printed as a unified diff on stdout; with
+ * CUDA or CCCL API its text uses (upgrade/migrate.h), printed as a unified diff on stdout; with
  * --apply written back (a temporary file beside it, with its mode, renamed over it). A use left
  * as it was is a warning naming the line and why, and so is a use of an API table entry that has
  * no recipe (the table nvshim uses: api_file, the installed one or the built-in one). The headers

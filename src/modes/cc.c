@@ -8,8 +8,8 @@
 
 #include "base/diag.h"
 #include "base/runner.h"
-#include "diagnose/compat.h"
-#include "diagnose/compat_dryrun.h"
+#include "upgrade/compat.h"
+#include "upgrade/compat_dryrun.h"
 #include "model/outputs.h"
 
 static const char *const cc_names[] = { "cc", "c++", "gcc", "g++", "clang", "clang++" };
