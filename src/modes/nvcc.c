@@ -20,6 +20,7 @@
 #include "passes/targets.h"
 #include "upgrade/compat.h"
 #include "upgrade/compat_dryrun.h"
+#include "upgrade/layout.h"
 #include "model/outputs.h"
 
 void nvcc_passes_init(struct nvcc_passes *ps, const struct session *s, const char *nvcc)
@@ -477,7 +478,9 @@ static void nvcc_after_run(const struct crash_context *ctx, struct plan *plan,
 	struct api_context ac = { ctx->cfg, ctx->nvcc, ctx->exe_dir, NULL, NULL };
 	struct compat_context cx = { &ac, ctx->env, 0 };
 	size_t notes_before = plan->notes.n;
-	int restored = res->status != 0 && !crashed && compat_after_failure(&cx, plan, res, held);
+	/* a header or library CUDA 13 moved first (layout.h): the compiler stops there */
+	int restored = res->status != 0 && !crashed &&
+		       (layout_after_failure(&cx, plan, res, held) || compat_after_failure(&cx, plan, res, held));
 	fputs(*held, stderr);
 	fflush(stderr);
 	compat_say_after(plan, notes_before);
@@ -537,7 +540,8 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 			struct compat_context cx = { api, session_env, 1 };
 			size_t notes_before = plan->notes.n;
 			int restored = api && !stop && res.status && !res.signal &&
-				       compat_after_failure(&cx, plan, &res, &err);
+				       (layout_after_failure(&cx, plan, &res, &err) ||
+					compat_after_failure(&cx, plan, &res, &err));
 			runner_write_stderr(err);
 			compat_say_after(plan, notes_before);
 			/* A host compiler's errors about removed or changed CUDA APIs (api.h). */

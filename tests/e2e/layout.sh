@@ -1,0 +1,80 @@
+#!/bin/bash
+# CUDA 13's moved files (src/upgrade/layout.h, docs/compat.md#cuda-13s-moved-files): a host
+# compile of Thrust, CUB, libcu++ and nv/ with only the toolkit's include/ on its line, NVTX 2's
+# nvToolsExt.h and -lnvToolsExt, in CC mode and nvcc mode. Plain g++ and nvcc 13 fail; through
+# nvshim they build, with one note, objects equal to the hand-fixed line's, and NVTX's ranges
+# reach an injection library (no GPU needed: NVTX loads it without one). A clean compile is the
+# compiler's alone: one run, the same bytes, no note.
+NVSHIM=$1 NVCC=$2
+. "$(dirname "$0")/lib.sh"
+FIX=$(cd "$(dirname "$0")/fixtures/layout" && pwd)
+B=${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}
+CC_DIR="$B/libexec/nvshim/cc"
+CUDA="$(cd "$(dirname "$NVCC")/.." && pwd)"
+INC="$CUDA/include"
+unset LIBRARY_PATH CC CXX CFLAGS CXXFLAGS LDFLAGS NVTX_INJECTION64_PATH
+export NVSHIM_NVCC="$NVCC"
+cd "$WORK" || exit 1
+if [ ! -d "$INC/cccl/thrust" ] || [ ! -d "$INC/nvtx3" ] || [ -e "$INC/thrust" ]; then
+	skip "CUDA 13's layout" "the toolkit at $CUDA has CUDA 12's layout (or no CCCL, no NVTX 3)"
+	finish
+	exit $?
+fi
+cp "$FIX"/* .
+
+# 1. CCCL in a host compile (CC mode): -I include/ only, as CMake 3.25's CUDA::cudart gives.
+g++ -I"$INC" -O1 -c sum.cpp -o plain.o 2>plain.err
+check "plain g++: thrust/host_vector.h not found" grep -q "thrust/host_vector.h: No such file" plain.err
+export NVSHIM_LOG_FILE="$WORK/cc.jsonl"
+"$CC_DIR/g++" -I"$INC" -O1 -c sum.cpp -o sum.o 2>shim.err
+check "through nvshim it builds" test $? -eq 0 -a -s sum.o
+check "one note names the move, the line added and the lasting fix" \
+	contains "$(cat shim.err)" "thrust/host_vector.h. not found: CUDA 13.0 moved CCCL" "-I$INC/cccl after $INC" \
+	"\${CUDAToolkit_INCLUDE_DIRS}/cccl" "CCCL::CCCL" "\[compat.layout\]"
+check "the note is the only thing said" test "$(wc -l <shim.err)" -eq 1
+g++ -I"$INC" -I"$INC/cccl" -O1 -c sum.cpp -o hand.o
+check "the object equals the hand-fixed line's" cmp -s sum.o hand.o
+"$CC_DIR/g++" -isystem "$INC" -O1 -MD -c sum.cpp -o sys.o 2>sys.err
+check "-isystem include/: include/cccl added as -isystem" grep -q -- "-isystem $INC/cccl after" sys.err
+check "the dependency file lists the headers from include/cccl" grep -q "$INC/cccl/thrust/host_vector.h" sys.d
+g++ -O1 -c sum.cpp -o noinc.o 2>noinc.err
+"$CC_DIR/g++" -O1 -c sum.cpp -o noinc2.o 2>noinc2.err
+check "no toolkit include/ on the line: nothing added, g++'s error stands" \
+	sh -c "test ! -e noinc2.o && cmp -s noinc.err noinc2.err"
+# A clean compile: g++'s bytes, one run.
+: >"$NVSHIM_LOG_FILE"
+"$CC_DIR/g++" -I"$INC" -O1 -c plain.cpp -o p1.o 2>p1.err
+g++ -I"$INC" -O1 -c plain.cpp -o p2.o
+check "a clean compile: the same object, nothing said, one run" \
+	sh -c "cmp -s p1.o p2.o && test ! -s p1.err && test \$(grep -c '\"tool\"' '$NVSHIM_LOG_FILE') -eq 1"
+
+# 2. NVTX 2 in nvcc mode: nvToolsExt.h and -lnvToolsExt.
+"$NVCC" -o plain prof.cu -lnvToolsExt 2>nvcc.err
+check "plain nvcc: nvToolsExt.h not found" grep -q "nvToolsExt.h: No such file" nvcc.err
+"$NVSHIM" -o prof prof.cu -lnvToolsExt 2>prof.err
+check "through nvshim it builds" test $? -eq 0 -a -x prof
+check "the note: NVTX 3's headers, -lnvToolsExt taken out" \
+	contains "$(cat prof.err)" "nvToolsExt.h. not found: CUDA 13.0 moved NVTX 2 out for NVTX 3" \
+	"-lnvToolsExt taken out" "-I$INC/nvtx3" "nvtx3/nvToolsExt.h" "\[compat.layout\]"
+check "the program needs no libnvToolsExt" sh -c "! readelf -d prof | grep -q nvToolsExt"
+gcc -shared -fPIC -O2 -o inject.so nvtx_inject.c
+NVTX_INJECTION64_PATH="$WORK/inject.so" NVTX_RECORD="$WORK/ranges.txt" ./prof >prof.out
+check "the ranges reach the injection library" \
+	test "$(cat ranges.txt)" = "$(printf 'push setup\npush compute\npop\npop')"
+"$NVSHIM" -c prof.cu -o prof.o 2>/dev/null
+"$NVCC" -I"$INC/nvtx3" -c prof.cu -o hand_prof.o
+check "nvcc -c: the object equals the hand-fixed line's" cmp -s <(normalise prof.o) <(normalise hand_prof.o)
+
+# 2b. CC mode: the same source's host part by g++, and a g++ link of -lnvToolsExt.
+printf '#include <nvToolsExt.h>\nint main() { nvtxRangePushA("host"); nvtxRangePop(); return 0; }\n' >host.cpp
+"$CC_DIR/g++" -I"$INC" -c host.cpp -o host.o 2>host.err
+check "CC mode: nvToolsExt.h from include/nvtx3" sh -c "test -s host.o && grep -q -- '-I$INC/nvtx3 after' host.err"
+g++ -o hostplain host.o -lnvToolsExt 2>link.err
+check "plain g++ link: -lnvToolsExt not found" grep -q "cannot find -lnvToolsExt" link.err
+"$CC_DIR/g++" -o hostprog host.o -lnvToolsExt 2>link2.err
+check "CC mode: the link builds without it" test $? -eq 0 -a -x hostprog
+NVTX_INJECTION64_PATH="$WORK/inject.so" NVTX_RECORD="$WORK/host.txt" ./hostprog
+check "its range reaches the injection library" test "$(cat host.txt)" = "$(printf 'push host\npop')"
+unset NVSHIM_LOG_FILE
+
+finish
