@@ -77,4 +77,23 @@ NVTX_INJECTION64_PATH="$WORK/inject.so" NVTX_RECORD="$WORK/host.txt" ./hostprog
 check "its range reaches the injection library" test "$(cat host.txt)" = "$(printf 'push host\npop')"
 unset NVSHIM_LOG_FILE
 
+# 3. The toolkit view (nvshim env's CUDA_HOME) in CUDA 12's layout: builds that name
+# $CUDA_HOME/include and $CUDA_HOME/lib64 find what 13.0 moved, with no retry at all.
+view=$("$NVSHIM" toolkit-view)
+check "view: include/thrust, cub, cuda, nv are CUDA 13's include/cccl/..." sh -c \
+	"test '$view/include/thrust' -ef '$INC/cccl/thrust' -a '$view/include/cub' -ef '$INC/cccl/cub' -a \
+	'$view/include/cuda' -ef '$INC/cccl/cuda' -a -d '$view/include/nv/detail'"
+check "view: include/nvToolsExt.h is NVTX 3's" test "$view/include/nvToolsExt.h" -ef "$INC/nvtx3/nvToolsExt.h"
+g++ -I"$view/include" -O1 -c sum.cpp -o view.o 2>view.err
+check "g++ -I\$CUDA_HOME/include: Thrust, CUB, libcu++ found; the object is the hand-fixed line's" \
+	sh -c "test ! -s view.err && cmp -s view.o hand.o"
+g++ -I"$view/include" host.cpp -o viewprog -L"$view/lib64" -lnvToolsExt 2>viewlink.err
+check "g++ ... -L\$CUDA_HOME/lib64 -lnvToolsExt links, and needs no library" \
+	sh -c "test -x viewprog -a ! -s viewlink.err && ! readelf -d viewprog | grep -q nvToolsExt"
+NVTX_INJECTION64_PATH="$WORK/inject.so" NVTX_RECORD="$WORK/view.txt" ./viewprog
+check "its range reaches the injection library" test "$(cat view.txt)" = "$(printf 'push host\npop')"
+mkdir copied && cp -r "$view/include/cuda" copied/ 2>cp.err
+check "a copy of \$CUDA_HOME/include/cuda (cuda-samples' matrixMul_nvrtc) has libcu++" \
+	test -f copied/cuda/std/type_traits
+
 finish
