@@ -18,6 +18,27 @@
 static const char *const nvtx2_headers[] = { "nvToolsExt.h", "nvToolsExtCuda.h", "nvToolsExtCudaRt.h",
 					     "nvToolsExtOpenCL.h", "nvToolsExtSync.h" };
 
+/* Headers 13.0 removed with texture and surface references (cudaTextureObject_t and
+ * cudaSurfaceObject_t stay, in texture_types.h and surface_types.h). */
+static const char *const gone_headers[] = { "texture_fetch_functions.h", "surface_functions.h" };
+static const char *const types_headers[] = { "cuda_texture_types.h", "cuda_surface_types.h" };
+
+static int types_header(const char *h)
+{
+	for (size_t i = 0; i < sizeof(types_headers) / sizeof(types_headers[0]); i++)
+		if (!strcmp(h, types_headers[i]))
+			return 1;
+	return 0;
+}
+
+static int gone_header(const char *h)
+{
+	for (size_t i = 0; i < sizeof(gone_headers) / sizeof(gone_headers[0]); i++)
+		if (!strcmp(h, gone_headers[i]))
+			return 1;
+	return 0;
+}
+
 static int cccl_header(const char *h)
 {
 	return !strncmp(h, "thrust/", 7) || !strncmp(h, "cub/", 4) || !strncmp(h, "cuda/", 5) ||
@@ -80,6 +101,10 @@ unsigned layout_missing(const char *held, char **header)
 			now = LAYOUT_CCCL;
 		else if (h && nvtx_header(h))
 			now = LAYOUT_NVTX;
+		else if (h && gone_header(h))
+			now = LAYOUT_GONE;
+		else if (h && types_header(h))
+			now = LAYOUT_TYPES;
 		else if (!h) {
 			char *line = xstrndup(l, (size_t)(eol - l));
 			char *p = strstr(line, "cannot find -lnvToolsExt");
@@ -201,8 +226,8 @@ static void insert_dir(struct argv *out, size_t *at, const char *kind, const cha
 	free(path);
 }
 
-int layout_fix(const struct argv *line, unsigned need, const char *root, int host, struct argv *out,
-	       struct argv *added)
+int layout_fix(const struct argv *line, unsigned need, const char *root, const char *cuda12, int host,
+	       struct argv *out, struct argv *added)
 {
 	char *inc = concat(root, "/include", NULL);
 	char *cccl = concat(inc, "/cccl", NULL);
@@ -239,6 +264,14 @@ int layout_fix(const struct argv *line, unsigned need, const char *root, int hos
 	}
 	if (at && need & LAYOUT_NVTX && is_dir(nvtx)) {
 		insert_dir(out, &at, kind, spelled, "nvtx3", host, added);
+		did = 1;
+	}
+	if (need & LAYOUT_TYPES && cuda12 && is_dir(cuda12)) {
+		/* last, so that it never hides a header of the toolkit's or the project's */
+		argv_push(out, host ? "-idirafter" : "-I");
+		argv_push(out, cuda12);
+		argv_pushf(added, "%s %s (CUDA 12's cuda_texture_types.h and cuda_surface_types.h: the two "
+			   "includes they held)", host ? "-idirafter" : "-I", cuda12);
 		did = 1;
 	}
 	free(inc);
@@ -300,6 +333,8 @@ static void say_fixed(const struct compat_context *ctx, const char *note)
 /* The lasting fix, for the note. */
 static const char *lasting(unsigned need, int host)
 {
+	if (!(need & (LAYOUT_CCCL | LAYOUT_NVTX | LAYOUT_NVTX_LIB)))
+		return "drop the #include (cuda_runtime.h declares texture and surface objects)";
 	if (need & LAYOUT_CCCL && host)
 		return "in CMake, target_include_directories(T PRIVATE ${CUDAToolkit_INCLUDE_DIRS}/cccl) (on 12.x "
 		       "the directory is not there and is skipped) or the toolkit's CCCL package (CCCL::CCCL); in "
@@ -327,9 +362,23 @@ int layout_after_failure(const struct compat_context *ctx, struct plan *plan, st
 		free(header);
 		return 0;
 	}
+	if (need == LAYOUT_GONE) {
+		plan_note(plan, "compat.none", "`%s` is gone from CUDA 13.0, with the texture and surface "
+			  "references it declared; nothing restores them faithfully; the build fails as before; "
+			  "the lasting fix: drop the #include (cuda_runtime.h declares texture and surface "
+			  "objects) and use objects for references (`nvshim migrate` rewrites the simple ones)",
+			  header ? header : "a texture header");
+		free(header);
+		return 0;
+	}
+	need &= ~(unsigned)LAYOUT_GONE;
 	char *root = toolkit_root(ctx);
 	struct argv line = ARGV_INIT, added = ARGV_INIT;
-	int ok = root && !layout_fix(&plan->argv, need, root, ctx->host, &line, &added);
+	char *compat_inc = need & LAYOUT_TYPES ? compat_include_dir(ctx->api->exe_dir) : NULL;
+	char *cuda12 = compat_inc ? concat(compat_inc, "/nvshim/compat/cuda12", NULL) : NULL;
+	int ok = root && !layout_fix(&plan->argv, need, root, cuda12, ctx->host, &line, &added);
+	free(compat_inc);
+	free(cuda12);
 	int fixed = 0;
 	if (ok) {
 		struct run_result again = { 127, 0, 0 };
@@ -344,12 +393,15 @@ int layout_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			fixed = 1;
 			char *what = argv_join(&added, "; ");
 			plan_note(plan, "compat.layout",
-				  "%s%s%s: CUDA 13.0 moved %s; ran again with %s%s: the build goes on; the "
+				  "%s%s%s: CUDA 13.0 %s; ran again with %s%s: the build goes on; the "
 				  "lasting fix: %s",
 				  header ? "`" : "", header ? header : "-lnvToolsExt", header ? "` not found" : " not found",
-				  need & LAYOUT_CCCL ? "CCCL (Thrust, CUB, libcu++) to include/cccl, which nvcc adds "
+				  need & LAYOUT_CCCL ? "moved CCCL (Thrust, CUB, libcu++) to include/cccl, which nvcc adds "
 						       "itself and a host compiler does not"
-						     : "NVTX 2 out for NVTX 3 (include/nvtx3, header-only, the same API)",
+				  : need & (LAYOUT_NVTX | LAYOUT_NVTX_LIB)
+					  ? "moved NVTX 2 out for NVTX 3 (include/nvtx3, header-only, the same API)"
+					  : "removed cuda_texture_types.h and cuda_surface_types.h, empty since 12.0 but "
+					    "for two includes",
 				  what, need & LAYOUT_CCCL ? " (the headers nvcc 13 compiles against)" : "",
 				  lasting(need, ctx->host));
 			free(what);

@@ -21,6 +21,11 @@
  *   - -lnvToolsExt when the linker cannot find it and the toolkit has no libnvToolsExt: taken
  *     out (NVTX 3 needs no library: its calls reach a profiler's injection library through
  *     NVTX_INJECTION64_PATH, as NVTX 2's did).
+ *   - cuda_texture_types.h or cuda_surface_types.h missing (13.0 removed them; since 12.0 they
+ *     only included channel_descriptor.h and cuda_runtime_api.h): nvshim's headers of that
+ *     content, include/nvshim/compat/cuda12/, last on the line (-idirafter; nvcc: -I at the end).
+ * texture_fetch_functions.h and surface_functions.h (the references' fetch functions) are not
+ * restored: a note (compat.none) names the lasting fix.
  * If that run passes, its output, stderr and status are the compile's, with one note (rule
  * compat.layout, said once per build) naming what was added and the lasting fix for the build
  * file; if it fails, the first run's stderr and status stand (a note at verbosity verbose).
@@ -37,7 +42,9 @@
 enum layout_need {
 	LAYOUT_CCCL = 1,    /* a CCCL header was not found */
 	LAYOUT_NVTX = 2,    /* an NVTX 2 header was not found */
-	LAYOUT_NVTX_LIB = 4 /* the linker did not find -lnvToolsExt */
+	LAYOUT_NVTX_LIB = 4, /* the linker did not find -lnvToolsExt */
+	LAYOUT_GONE = 8,     /* a header 13.0 removed with texture and surface references: a note */
+	LAYOUT_TYPES = 16    /* cuda_texture_types.h, cuda_surface_types.h: nvshim's copies */
 };
 
 /* What a failed run's stderr says is missing (LAYOUT_* bits), 0 for none. *header (may be
@@ -49,10 +56,10 @@ int layout_links_nvtx(const struct argv *line);
 
 /* The line to run again (*out, with argv[0]) for what `need` says on the toolkit at root; `host`:
  * the tool is a host compiler. *added gets what was changed, for the note ("-I/x/include/cccl
- * after /x/include"). Returns 0, or -1 when nothing applies (the directory is not there, the
+ * after /x/include"). cuda12: nvshim's include/nvshim/compat/cuda12, or NULL. Returns 0, or -1 when nothing applies (the directory is not there, the
  * toolkit's include/ is not on a host compiler's line). Reads the file system only. */
-int layout_fix(const struct argv *line, unsigned need, const char *root, int host, struct argv *out,
-	       struct argv *added);
+int layout_fix(const struct argv *line, unsigned need, const char *root, const char *cuda12, int host,
+	       struct argv *out, struct argv *added);
 
 /* After a run of `plan` that failed (res, *held: its stderr, not yet passed on). Returns 1 when
  * the run again passed: *res and *held are then its; 0 otherwise, with both as they were. */

@@ -6,6 +6,7 @@
 # reach an injection library (no GPU needed: NVTX loads it without one). A clean compile is the
 # compiler's alone: one run, the same bytes, no note.
 NVSHIM=$1 NVCC=$2
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/lib.sh"
 FIX=$(cd "$(dirname "$0")/fixtures/layout" && pwd)
 B=${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}
@@ -64,6 +65,14 @@ check "the ranges reach the injection library" \
 "$NVSHIM" -c prof.cu -o prof.o 2>/dev/null
 "$NVCC" -I"$INC/nvtx3" -c prof.cu -o hand_prof.o
 check "nvcc -c: the object equals the hand-fixed line's" cmp -s <(normalise prof.o) <(normalise hand_prof.o)
+
+# 2a. cuda_texture_types.h, gone in 13.0: nvshim's copy of 12.9's two includes.
+printf '#include <cuda_texture_types.h>\n__global__ void k(cudaTextureObject_t t, float *o) { *o = tex1Dfetch<float>(t, 0); }\n' >tex.cu
+"$NVSHIM" -c tex.cu -o tex.o 2>tex.err
+check "cuda_texture_types.h: builds, with its note" \
+	sh -c "test -s tex.o && grep -q 'cuda_texture_types.h. not found: CUDA 13.0 removed' tex.err"
+"$NVCC" -c tex.cu -o hand_tex.o -I"$SRC/include/nvshim/compat/cuda12"
+check "the object equals the hand-fixed line's" cmp -s <(normalise tex.o) <(normalise hand_tex.o)
 
 # 2b. CC mode: the same source's host part by g++, and a g++ link of -lnvToolsExt.
 printf '#include <nvToolsExt.h>\nint main() { nvtxRangePushA("host"); nvtxRangePop(); return 0; }\n' >host.cpp

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned need = layout_missing(text, &header);
 	if (header && !strstr(text, header))
 		abort();
-	if (need & ~(unsigned)(LAYOUT_CCCL | LAYOUT_NVTX | LAYOUT_NVTX_LIB))
+	if (need & ~(unsigned)(LAYOUT_CCCL | LAYOUT_NVTX | LAYOUT_NVTX_LIB | LAYOUT_GONE))
 		abort();
 	free(header);
 	struct argv line = ARGV_INIT;
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int r = 0; r < 2; r++)
 		for (int host = 0; host < 2; host++) {
 			struct argv out, added = ARGV_INIT;
-			int rc = layout_fix(&line, need | LAYOUT_CCCL | LAYOUT_NVTX | LAYOUT_NVTX_LIB, roots[r], host,
+			int rc = layout_fix(&line, need | LAYOUT_CCCL | LAYOUT_NVTX | LAYOUT_NVTX_LIB | LAYOUT_TYPES, roots[r], roots[r], host,
 					    &out, &added);
 			if (rc ? out.n != 0 || added.n != 0 : !added.n || argv_equal(&out, &line))
 				abort();

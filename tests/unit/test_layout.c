@@ -32,6 +32,10 @@ Test(layout, missing_reads_each_compiler)
 	cr_assert_eq(layout_missing("x.cpp:1:10: fatal error: boost/any.hpp: No such file or directory\n"
 				    "/usr/bin/ld: cannot find -lnvToolsExtra\n"
 				    "x.cpp:1:10: fatal error: mythrust/x.h: No such file or directory\n", NULL), 0);
+	cr_assert_eq(layout_missing("t.cu:2:10: fatal error: cuda_texture_types.h: No such file or directory\n", NULL),
+		     LAYOUT_TYPES);
+	cr_assert_eq(layout_missing("t.cu:2:10: fatal error: texture_fetch_functions.h: No such file or directory\n", NULL),
+		     LAYOUT_GONE);
 	cr_assert_eq(layout_missing("", NULL), 0);
 	cr_assert_eq(layout_missing(NULL, NULL), 0);
 }
@@ -78,7 +82,7 @@ Test(layout, fix_host_line_keeps_the_option_and_its_spelling)
 	struct argv a = ARGV_INIT, out, added = ARGV_INIT;
 	char *inc = concat(root, "/inc/", NULL);
 	argv_pushv(&a, (const char *const[]){ "g++", "-Iproj", "-isystem", inc, "-Iafter", "-c", "x.cpp", NULL });
-	cr_assert_eq(layout_fix(&a, LAYOUT_CCCL, root, 1, &out, &added), 0);
+	cr_assert_eq(layout_fix(&a, LAYOUT_CCCL, root, NULL, 1, &out, &added), 0);
 	char *cccl = concat(root, "/inc/cccl", NULL);
 	cr_assert_eq(out.n, a.n + 2);
 	cr_assert_str_eq(out.v[4], "-isystem");
@@ -90,7 +94,7 @@ Test(layout, fix_host_line_keeps_the_option_and_its_spelling)
 	/* not on the line: nothing */
 	argv_release(&a);
 	argv_pushv(&a, (const char *const[]){ "g++", "-Iproj", "-c", "x.cpp", NULL });
-	cr_assert_eq(layout_fix(&a, LAYOUT_CCCL, root, 1, &out, &added), -1);
+	cr_assert_eq(layout_fix(&a, LAYOUT_CCCL, root, NULL, 1, &out, &added), -1);
 	cr_assert_eq(out.n, 0);
 	argv_release(&out);
 	argv_release(&added);
@@ -105,7 +109,7 @@ Test(layout, fix_nvtx_in_nvcc_mode)
 	make_root();
 	struct argv a = ARGV_INIT, out, added = ARGV_INIT;
 	argv_pushv(&a, (const char *const[]){ "nvcc", "-o", "p", "p.cu", "-lnvToolsExt", NULL });
-	cr_assert_eq(layout_fix(&a, LAYOUT_NVTX, root, 0, &out, &added), 0);
+	cr_assert_eq(layout_fix(&a, LAYOUT_NVTX, root, NULL, 0, &out, &added), 0);
 	char *nvtx = concat("-I", root, "/include/nvtx3", NULL);
 	cr_assert_eq(out.n, 5);
 	cr_assert_str_eq(out.v[3], "p.cu");
@@ -116,7 +120,7 @@ Test(layout, fix_nvtx_in_nvcc_mode)
 	/* CCCL is nvcc's own business in nvcc mode */
 	argv_release(&a);
 	argv_pushv(&a, (const char *const[]){ "nvcc", "-c", "p.cu", NULL });
-	cr_assert_eq(layout_fix(&a, LAYOUT_CCCL, root, 0, &out, &added), -1);
+	cr_assert_eq(layout_fix(&a, LAYOUT_CCCL, root, NULL, 0, &out, &added), -1);
 	argv_release(&out);
 	argv_release(&added);
 	free(nvtx);
