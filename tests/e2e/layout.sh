@@ -6,6 +6,7 @@
 # reach an injection library (no GPU needed: NVTX loads it without one). A clean compile is the
 # compiler's alone: one run, the same bytes, no note.
 NVSHIM=$1 NVCC=$2
+DIR=${NVSHIM_TOOLKITS:-/var/tmp/nvshim-toolkits} # read before lib.sh clears NVSHIM_*
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/lib.sh"
 FIX=$(cd "$(dirname "$0")/fixtures/layout" && pwd)
@@ -104,5 +105,37 @@ check "its range reaches the injection library" test "$(cat view.txt)" = "$(prin
 mkdir copied && cp -r "$view/include/cuda" copied/ 2>cp.err
 check "a copy of \$CUDA_HOME/include/cuda (cuda-samples' matrixMul_nvrtc) has libcu++" \
 	test -f copied/cuda/std/type_traits
+
+# 4. nvshim migrate on the build files: the lasting fix, which builds with plain g++ on 13.0 and
+# with CUDA 12.9's headers (the pinned wheels, scripts/fetch-cccl12.sh).
+cp -r "$FIX/build" mig
+(cd mig && "$NVSHIM" migrate CMakeLists.txt Makefile setup.py >../mig.diff 2>../mig.err)
+check "migrate prints the fix of the three build files as a diff" contains "$(cat mig.diff)" \
+	"^+target_include_directories(sum SYSTEM PRIVATE \${CUDAToolkit_INCLUDE_DIRS}/cccl)" \
+	"^+target_link_libraries(host PRIVATE CUDA::nvtx3)" "^+file(COPY \${nvshim_cccl_include}/cuda" \
+	'^+CXXFLAGS = -O1 -I$(CUDA_HOME)/include/nvtx3 -I$(CUDA_HOME)/include -I$(CUDA_HOME)/include/cccl$' \
+	'^+LDLIBS = -L$(CUDA_HOME)/lib64$' '^+    libraries=\["cudart"\],$' \
+	'os.path.join(CUDA_HOME, "include", "cccl")\]'
+(cd mig && "$NVSHIM" migrate --apply CMakeLists.txt Makefile setup.py >/dev/null 2>&1)
+(cd mig && "$NVSHIM" migrate CMakeLists.txt Makefile setup.py >../mig2.diff 2>&1)
+check "applied, a second migrate has nothing to change" test ! -s mig2.diff
+make -C mig CUDA_HOME="$CUDA" >make13.out 2>&1
+check "the migrated Makefile builds with plain g++ on 13.0" test $? -eq 0 -a -x mig/host
+cmake -S mig -B mig/b -DCMAKE_BUILD_TYPE=Release >cmake13.out 2>&1 && cmake --build mig/b >>cmake13.out 2>&1
+check "the migrated CMakeLists.txt configures and builds with CMake $(cmake --version | sed -n '1s/.* //p') and plain g++ on 13.0" \
+	sh -c "test -x mig/b/host -a -f mig/b/cuda_headers/cuda/std/type_traits"
+R12=$DIR/cu12-runtime/nvidia/cuda_runtime/include C12=$DIR/cu12-cccl/nvidia/cuda_cccl/include
+N12=$(ls -d "$DIR"/nvtx-cu12/nvidia/nvtx/include 2>/dev/null)
+if [ -d "$R12" ] && [ -d "$C12/thrust" ]; then
+	# CUDA 12.9's include/: the runtime's headers and CCCL 2.8 side by side, as the toolkit has them
+	mkdir -p cu129/include cu129/lib64
+	for f in "$R12"/* "$C12"/*; do ln -s "$f" cu129/include/; done
+	[ -n "$N12" ] && [ ! -e cu129/include/nvtx3 ] && ln -s "$N12/nvtx3" cu129/include/nvtx3
+	make -C mig clean >/dev/null 2>&1; rm -f mig/sum.o mig/host
+	make -C mig sum.o CUDA_HOME="$WORK/cu129" >make12.out 2>&1
+	check "the migrated Makefile builds with CUDA 12.9's headers" test $? -eq 0 -a -s mig/sum.o
+else
+	skip "the migrated Makefile with CUDA 12.9's headers" "no CUDA 12.9 wheels in $DIR (scripts/fetch-cccl12.sh)"
+fi
 
 finish
