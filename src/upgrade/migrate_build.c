@@ -104,7 +104,8 @@ static int cmp_edit(const void *a, const void *b)
 
 static void finish(struct bmig *m)
 {
-	qsort(m->v, m->count, sizeof(m->v[0]), cmp_edit);
+	if (m->count)
+		qsort(m->v, m->count, sizeof(m->v[0]), cmp_edit);
 	size_t cap = m->n + 1, len = 0, pos = 0;
 	for (size_t k = 0; k < m->count; k++)
 		cap += strlen(m->v[k].text);
@@ -120,7 +121,8 @@ static void finish(struct bmig *m)
 		len += tl;
 		pos = e->e;
 	}
-	memcpy(t + len, m->s + pos, m->n - pos);
+	if (m->n > pos)
+		memcpy(t + len, m->s + pos, m->n - pos);
 	len += m->n - pos;
 	t[len] = '\0';
 	m->out->text = t;

@@ -7,8 +7,11 @@
  *   compat_dryrun  the same decided beforehand, for a compile nvshim does not run itself
  *                  (a compiler cache's -E, --dryrun)
  *   overlay        the mirror of a project's tree that holds those private copies
+ *   layout         after a failed run: CUDA 13's moved files (CCCL for host compilers, NVTX 2 on
+ *                  NVTX 3, the removed texture headers), the line run once more
  *   migrate        the lasting fix as a rewrite of a source's text (with migrate_scan, its
- *                  tokens; migrate_helpers, the text it inserts; migrate_diff, its diff)
+ *                  tokens; migrate_helpers, the text it inserts; migrate_diff, its diff), and
+ *                  migrate_build, the same for build files (CUDA 13's moved files)
  *
  * It reads what diagnose/ found in a failed run (diagnose/api.h: which API an error is about)
  * and never the other way round: diagnose/ explains failures, upgrade/ repairs the ones it can.
