@@ -7,8 +7,8 @@ cd "$(dirname "$0")/../src" || exit 2
 rank() {
 	case $1 in
 	base) echo 0 ;; model | objects | buildwide) echo 1 ;; machine) echo 2 ;;
-	diagnose) echo 3 ;; passes | preload) echo 4 ;; modes) echo 5 ;; commands) echo 6 ;;
-	tools) echo 7 ;; *) echo 99 ;;
+	diagnose) echo 3 ;; upgrade) echo 4 ;; passes | preload) echo 5 ;; modes) echo 6 ;;
+	commands) echo 7 ;; tools) echo 8 ;; *) echo 99 ;;
 	esac
 }
 bad=0 n=0

@@ -9,8 +9,8 @@
 #include "base/diag.h"
 #include "machine/launcher.h"
 #include "diagnose/api.h"
-#include "diagnose/compat.h"
-#include "diagnose/compat_dryrun.h"
+#include "upgrade/compat.h"
+#include "upgrade/compat_dryrun.h"
 #include "modes/cc.h"
 #include "modes/nvcc.h"
 

@@ -8,7 +8,7 @@
 
 #include "base/diag.h"
 #include "diagnose/api.h"
-#include "diagnose/migrate.h"
+#include "upgrade/migrate.h"
 #include "modes/session.h"
 
 /* `nvshim explain-api NAME...` (also `nvshim explain api NAME...`): the API table's entry for

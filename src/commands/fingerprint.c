@@ -7,7 +7,7 @@
 #include <libiberty.h>
 
 #include "base/diag.h"
-#include "diagnose/compat.h"
+#include "upgrade/compat.h"
 #include "machine/launcher.h"
 #include "modes/session.h"
 

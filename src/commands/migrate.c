@@ -12,16 +12,19 @@
 
 #include "base/diag.h"
 #include "diagnose/api.h"
-#include "diagnose/migrate.h"
+#include "upgrade/migrate.h"
+#include "upgrade/migrate_build.h"
 #include "modes/session.h"
 
 /* `nvshim migrate [--apply] FILE...`: for each file, the lasting fix of every removed or changed
- * CUDA or CCCL API its text uses (diagnose/migrate.h), printed as a unified diff on stdout; with
+ * CUDA or CCCL API its text uses (upgrade/migrate.h), printed as a unified diff on stdout; with
  * --apply written back (a temporary file beside it, with its mode, renamed over it). A use left
  * as it was is a warning naming the line and why, and so is a use of an API table entry that has
  * no recipe (the table nvshim uses: api_file, the installed one or the built-in one). The headers
  * a file includes with quotes, found beside it, are read for what they declare a cudaDeviceProp
- * (a member read in the file), never written. Exit status 0, 1 when a use was left, 2 for a
+ * (a member read in the file), never written. A build file (CMakeLists.txt, *.cmake, a Makefile,
+ * setup.py) gets the lasting fix for CUDA 13.0's moved files instead (upgrade/migrate_build.h).
+ * Exit status 0, 1 when a use was left, 2 for a
  * usage error or a file that cannot be read or written. A file with nothing to change prints
  * nothing. */
 
@@ -199,8 +202,14 @@ int cmd_migrate(int n, char **args)
 		}
 		struct migrate_result r;
 		struct argv props = ARGV_INIT;
-		header_props(path, text, len, &props);
-		migrate_text_with(text, len, &known, &props, &r);
+		enum migrate_build_kind kind = migrate_build_kind(path);
+		if (kind != MIGRATE_SOURCE) {
+			/* a build file: CUDA 13.0's moved files (migrate_build.h) */
+			migrate_build_text(text, len, kind, &r);
+		} else {
+			header_props(path, text, len, &props);
+			migrate_text_with(text, len, &known, &props, &r);
+		}
 		argv_release(&props);
 		for (size_t k = 0; k < r.skipped.n; k++)
 			warning("migrate: %s:%s", path, r.skipped.v[k]);

@@ -870,7 +870,9 @@ static int cuda_header(const char *name, size_t n)
 	static const char *const headers[] = { "cuda.h", "cuda_runtime.h", "cuda_runtime_api.h", "cufft.h",
 					       "cufftXt.h", "cublas.h", "cublas_v2.h", "cublas_api.h", "cublasLt.h",
 					       "cublasXt.h", "cusparse.h", "cusparse_v2.h", "cub/", "thrust/",
-					       "cuda/" };
+					       "cuda/", "nv/", "nvToolsExt.h", "nvToolsExtCuda.h",
+					       "nvToolsExtCudaRt.h", "nvToolsExtOpenCL.h", "nvToolsExtSync.h",
+					       "cuda_texture_types.h", "cuda_surface_types.h" };
 	for (size_t k = 0; k < sizeof(headers) / sizeof(headers[0]); k++) {
 		size_t h = strlen(headers[k]);
 		if (headers[k][h - 1] == '/' ? n > h && !strncmp(name, headers[k], h)

@@ -20,7 +20,6 @@
 #include "base/cache.h"
 #include "base/diag.h"
 #include "diagnose/api.h"
-#include "diagnose/compat.h"
 #include "diagnose/diagnose.h"
 #include "objects/elf.h"
 #include "machine/steps.h"
@@ -198,19 +197,18 @@ static char *single_target(const struct plan *plan, const char *stage)
 	return text;
 }
 
-void crash_after_run(const struct crash_context *ctx, struct plan *plan,
-		     struct run_result *res, char **held)
+int crash_run_begin(const struct crash_context *ctx, struct plan *plan, struct run_result *res,
+		    char **held, struct crash *c)
 {
-	struct crash c;
 	if (runner_signal()) {
 		/* Stopped by a signal nvshim passed on: not a crash, and nothing is replayed. */
 		fputs(*held, stderr);
 		fflush(stderr);
-		return;
+		return -1;
 	}
-	int crashed = crash_detect(res, *held, &c);
-	if (crashed && c.flaky && !strcmp(ctx->cfg->crash_retry, "once")) {
-		char *what = crash_describe(&c);
+	int crashed = crash_detect(res, *held, c);
+	if (crashed && c->flaky && !strcmp(ctx->cfg->crash_retry, "once")) {
+		char *what = crash_describe(c);
 		warning("%s, as the system does when memory runs out; running nvcc once more "
 			"(crash_retry = once)", what);
 		plan_note(plan, "crash.retry", "%s: ran nvcc once more (crash_retry = once)", what);
@@ -221,33 +219,31 @@ void crash_after_run(const struct crash_context *ctx, struct plan *plan,
 			free(*held);
 			*held = held2;
 			*res = again;
-			crash_release(&c);
-			crashed = crash_detect(res, *held, &c);
+			crash_release(c);
+			crashed = crash_detect(res, *held, c);
 		} else {
 			free(held2);
 		}
 	}
+	return crashed;
+}
+
+void crash_run_end(const struct crash_context *ctx, struct plan *plan, const struct run_result *res,
+		   const char *held, int crashed, struct crash *c, int restored)
+{
 	struct api_context ac = { ctx->cfg, ctx->nvcc, ctx->exe_dir, NULL, NULL };
-	/* A failure only on APIs the compatibility layer restores: compiled again with it
-	 * (compat.h); when that passes, its stderr and status are the compile's. */
-	struct compat_context cx = { &ac, ctx->env, 0 };
-	size_t notes_before = plan->notes.n;
-	int restored = res->status != 0 && !crashed && compat_after_failure(&cx, plan, res, held);
-	fputs(*held, stderr);
-	fflush(stderr);
-	compat_say_after(plan, notes_before);
 	if (res->status != 0 && ctx->cfg->explain_resources)
-		explain_resources(plan, *held);
+		explain_resources(plan, held);
 	if (res->status != 0 && !crashed && !restored)
-		api_explain(&ac, *held, &plan->notes);
+		api_explain(&ac, held, &plan->notes);
 	if (crashed) {
-		char *dir = ctx->cfg->crash_bundles ? crash_bundle(ctx, plan, *held, &c) : NULL;
-		if (!c.source && first_source(ctx->inv))
-			c.source = xstrdup(first_source(ctx->inv));
-		if (!c.target && c.stage)
-			c.target = single_target(plan, c.stage);
-		char *what = crash_describe(&c);
-		if (c.flaky)
+		char *dir = ctx->cfg->crash_bundles ? crash_bundle(ctx, plan, held, c) : NULL;
+		if (!c->source && first_source(ctx->inv))
+			c->source = xstrdup(first_source(ctx->inv));
+		if (!c->target && c->stage)
+			c->target = single_target(plan, c->stage);
+		char *what = crash_describe(c);
+		if (c->flaky)
 			diag_note(VERBOSITY_NORMAL,
 				  "%s, which the system does when memory runs out: build with fewer "
 				  "parallel jobs or more memory, or set crash_retry = once%s%s",
@@ -261,7 +257,7 @@ void crash_after_run(const struct crash_context *ctx, struct plan *plan,
 		free(what);
 		free(dir);
 	}
-	crash_release(&c);
+	crash_release(c);
 }
 
 /* ---- the bundle ---- */

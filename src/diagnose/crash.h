@@ -2,7 +2,8 @@
  * ptxas's resource errors.
  *
  * For an invocation that compiles (crash_wanted()), nvshim runs nvcc with its stderr held
- * (runner_run_held) and then calls crash_after_run(), which
+ * (runner_run_held) and then calls crash_run_begin() and crash_run_end() (modes/nvcc.c puts
+ * the upgrade layer's retry, upgrade/compat.h, between the two), which together
  *   1. detects a crash (crash_detect): nvcc killed by a signal (its exit status), or a stage
  *      that died of one: nvcc's "'cicc' died due to signal 11 (...)" line (/bin/sh is bash), or
  *      a shell's "Segmentation fault" line with nvcc's exit status 128+N (/bin/sh is dash);
@@ -11,7 +12,8 @@
  *   3. prints nvcc's stderr exactly as nvcc wrote it;
  *   4. explains each resource error (diagnose_explain_resource) in an info line;
  *   5. names the replacement of each removed or changed CUDA API an error is about (api.h), in
- *      an info line that also goes into plan->notes (the log's);
+ *      an info line that also goes into plan->notes (the log's), unless the upgrade layer
+ *      repaired the compile;
  *   6. for a crash, writes a reproducer bundle (crash_bundle) and names its folder in one line.
  * The exit status stays nvcc's. Nothing here may fail a build: a bundle that cannot be written
  * costs one warning.
@@ -81,10 +83,16 @@ char *crash_describe(const struct crash *c);
 /* The crash_dir setting, or <cache_dir>/crashes (xmalloc'ed). */
 char *crash_dir(const struct config *cfg);
 
-/* See above. res and *held are those of the run of plan->argv; after a retry they are the
- * retry's. */
-void crash_after_run(const struct crash_context *ctx, struct plan *plan,
-		     struct run_result *res, char **held);
+/* Steps 1 and 2 above. res and *held are those of the run of plan->argv; after a retry they are
+ * the retry's. Returns 1 for a crash (*c filled), 0 for none, -1 when nvshim was stopped by a
+ * signal (*held printed; nothing more is done, and *c is untouched). */
+int crash_run_begin(const struct crash_context *ctx, struct plan *plan, struct run_result *res,
+		    char **held, struct crash *c);
+/* Steps 4 to 6, once the caller has printed held (step 3): `crashed` is what crash_run_begin()
+ * returned; `restored` says that the compile was repaired after the run (the upgrade layer's
+ * retry: no API notes then). Releases *c. */
+void crash_run_end(const struct crash_context *ctx, struct plan *plan, const struct run_result *res,
+		   const char *held, int crashed, struct crash *c, int restored);
 
 /* Writes the reproducer bundle of a crash of the run of plan->argv (held: its stderr), fills in
  * c->stage, c->source and c->target where it finds them, and returns the bundle's path

@@ -45,9 +45,63 @@ static int view_whole(const char *dir, const char *real_nvcc, const char *shim)
 	return ok;
 }
 
-/* Links every entry of from/ into to/, bin/ as a directory of links with shim as its nvcc.
- * Returns 0, or -1 with *why. */
-static int view_fill(const char *from, const char *to, const char *shim, int in_bin, char **why)
+/* CUDA 12's names for what CUDA 13.0 moved, each with its new place under include/: in the
+ * view's include/ they are links to it (the same files nvcc 13 compiles against). */
+static const struct {
+	const char *name, *to;
+} moved_names[] = {
+	{ "thrust", "cccl/thrust" },
+	{ "cub", "cccl/cub" },
+	{ "cuda", "cccl/cuda" },
+	{ "nv", "cccl/nv" },
+	{ "nvToolsExt.h", "nvtx3/nvToolsExt.h" },
+	{ "nvToolsExtCuda.h", "nvtx3/nvToolsExtCuda.h" },
+	{ "nvToolsExtCudaRt.h", "nvtx3/nvToolsExtCudaRt.h" },
+	{ "nvToolsExtOpenCL.h", "nvtx3/nvToolsExtOpenCL.h" },
+	{ "nvToolsExtSync.h", "nvtx3/nvToolsExtSync.h" },
+	/* what NVTX 3's headers include with quotes, found beside the name they were included by */
+	{ "nvtxDetail", "nvtx3/nvtxDetail" },
+};
+
+/* CUDA 13.0 has no libnvToolsExt: the view's lib64/ has this linker script in its place, which
+ * adds nothing to a link (NVTX 3, which the headers above are, needs no library). */
+static const char nvtx_script[] =
+	"/* nvshim's toolkit view: CUDA 13.0 has no libnvToolsExt. NVTX 3 (include/nvtx3), which the\n"
+	" * view's include/nvToolsExt.h is, needs no library: this linker script adds nothing. */\n";
+
+static int view_exists(const char *dir, const char *name)
+{
+	struct stat sb;
+	char *p = concat(dir, "/", name, NULL);
+	int ok = !lstat(p, &sb);
+	free(p);
+	return ok;
+}
+
+/* 1 if the real include/ lacks a name of moved[] whose new place it has. */
+static int view_needs_include(const char *from)
+{
+	for (size_t i = 0; i < sizeof(moved_names) / sizeof(moved_names[0]); i++)
+		if (!view_exists(from, moved_names[i].name) && view_exists(from, moved_names[i].to))
+			return 1;
+	return 0;
+}
+
+/* 1 if the real lib64/ lacks libnvToolsExt.so where the toolkit has NVTX 3. */
+static int view_needs_lib(const char *root, const char *from)
+{
+	char *inc = concat(root, "/include", NULL);
+	int yes = !view_exists(from, "libnvToolsExt.so") && view_exists(inc, "nvtx3/nvToolsExt.h");
+	free(inc);
+	return yes;
+}
+
+enum fill { FILL_ROOT, FILL_BIN, FILL_PLAIN };
+
+/* Links every entry of from/ into to/: at the root, bin/ as a directory of links with shim as its
+ * nvcc, and include/ and lib64/ as directories of links with CUDA 12's names of what 13.0 moved
+ * (moved_names[], nvtx_script) when the toolkit lacks them. Returns 0, or -1 with *why. */
+static int view_fill(const char *from, const char *to, const char *shim, enum fill how, char **why)
 {
 	DIR *d = opendir(from);
 	struct dirent *e;
@@ -62,14 +116,41 @@ static int view_fill(const char *from, const char *to, const char *shim, int in_
 			continue;
 		char *src = concat(from, "/", name, NULL);
 		char *dst = concat(to, "/", name, NULL);
-		if (!in_bin && !strcmp(name, "bin")) {
+		int bin = how == FILL_ROOT && !strcmp(name, "bin");
+		int inc = how == FILL_ROOT && !strcmp(name, "include") && view_needs_include(src);
+		int lib = how == FILL_ROOT && !strcmp(name, "lib64") && view_needs_lib(from, src);
+		if (bin || inc || lib) {
 			if (mkdir(dst, 0755)) {
 				*why = xasprintf("cannot make %s: %s", dst, strerror(errno));
 				rc = -1;
 			} else {
-				rc = view_fill(src, dst, shim, 1, why);
+				rc = view_fill(src, dst, shim, bin ? FILL_BIN : FILL_PLAIN, why);
 			}
-		} else if (symlink(in_bin && !strcmp(name, "nvcc") ? shim : src, dst)) {
+			for (size_t i = 0; !rc && inc && i < sizeof(moved_names) / sizeof(moved_names[0]); i++) {
+				if (view_exists(src, moved_names[i].name) || !view_exists(src, moved_names[i].to))
+					continue;
+				char *at = concat(dst, "/", moved_names[i].name, NULL);
+				char *target = concat(src, "/", moved_names[i].to, NULL);
+				if (symlink(target, at)) {
+					*why = xasprintf("cannot link %s: %s", at, strerror(errno));
+					rc = -1;
+				}
+				free(at);
+				free(target);
+			}
+			if (!rc && lib) {
+				char *at = concat(dst, "/libnvToolsExt.so", NULL);
+				FILE *f = fopen(at, "w");
+				int ok = f && fputs(nvtx_script, f) >= 0;
+				if (f && fclose(f))
+					ok = 0;
+				if (!ok) {
+					*why = xasprintf("cannot write %s: %s", at, strerror(errno));
+					rc = -1;
+				}
+				free(at);
+			}
+		} else if (symlink(how == FILL_BIN && !strcmp(name, "nvcc") ? shim : src, dst)) {
 			*why = xasprintf("cannot link %s: %s", dst, strerror(errno));
 			rc = -1;
 		}
@@ -100,7 +181,7 @@ static int view_hash(const char *root, const char *real_nvcc, const char *shim, 
 	int rc = -1;
 	free(bin);
 	if (keys[0] && keys[1] && keys[2]) {
-		char *all = concat("toolkit-view 1\n", shim, "\n", root, "\n", keys[0], "\n", keys[1],
+		char *all = concat("toolkit-view 3\n", shim, "\n", root, "\n", keys[0], "\n", keys[1],
 				   "\n", keys[2], "\n", NULL);
 		build_hash(all, out);
 		free(all);
@@ -205,7 +286,7 @@ int view_get(const char *cache_dir, const char *real_nvcc, const char *shim_nvcc
 			*why = xasprintf("cannot make %s: %s", inner, strerror(errno));
 			made = 0;
 		}
-		made = made && !view_fill(root, inner, shim, 0, why);
+		made = made && !view_fill(root, inner, shim, FILL_ROOT, why);
 		if (made && symlink(real, marker)) {
 			*why = xasprintf("cannot link %s: %s", marker, strerror(errno));
 			made = 0;

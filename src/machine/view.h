@@ -4,8 +4,18 @@
  * they derive (CMake's FindCUDA and FindCUDAToolkit, PyTorch's extension builder, CuPy's nvcc
  * backend). A view is a directory that such a tool takes for the toolkit: a symbolic link to
  * every top-level entry of the real toolkit root but bin/, and a bin/ of links to every entry
- * of the real bin/ but nvcc, which is a link to nvshim's libexec/nvshim/bin/nvcc. Its include/,
- * lib64/, nvvm/ and bin/ptxas are the real ones; its nvcc is nvshim.
+ * of the real bin/ but nvcc, which is a link to nvshim's libexec/nvshim/bin/nvcc. Its nvvm/ and
+ * bin/ptxas are the real ones; its nvcc is nvshim.
+ *
+ * CUDA 12's layout where 13.0 moved it: when the real include/ lacks CUDA 12's include/thrust,
+ * cub, cuda, nv or nvToolsExt*.h and has their new places (include/cccl/..., include/nvtx3/...),
+ * the view's include/ is a directory of links to every real entry plus one link of each old
+ * name to its new place (the same files nvcc 13 compiles against), so a host compile, a CMake
+ * FindCUDAToolkit before 3.31 and a build that copies include/cuda find them; when lib64/ has no
+ * libnvToolsExt.so and include/ has NVTX 3, the view's lib64/ is likewise a directory of links
+ * with a libnvToolsExt.so that is a linker script adding nothing (NVTX 3 needs no library), so
+ * -lnvToolsExt and CMake's CUDA::nvToolsExt link. Otherwise include/ and lib64/ are links to the
+ * real ones.
  *
  * A view lives at <cache_dir>/toolkit-view/<name>-<hash>/<name>/ (name: the real root's last name,
  * which some tools read a version from, as Meson does from cuda-13.0), the hash taken over what

@@ -84,7 +84,7 @@ struct config {
 	char *silence_gates;        /* "name,name" or "all" */
 	int explain_api;
 	char *api_file;             /* "": <prefix>/etc/nvshim/api.ini, else the built-in table */
-	char *compat;               /* auto or off (diagnose/compat.h) */
+	char *compat;               /* auto or off (upgrade/compat.h) */
 	/* The preload library (libnvshim-preload.so). */
 	int nvrtc_no_arch;
 	int nvrtc_clamp_arch;

@@ -8,8 +8,9 @@
 
 #include "base/diag.h"
 #include "base/runner.h"
-#include "diagnose/compat.h"
-#include "diagnose/compat_dryrun.h"
+#include "upgrade/compat.h"
+#include "upgrade/compat_dryrun.h"
+#include "upgrade/layout.h"
 #include "model/outputs.h"
 
 static const char *const cc_names[] = { "cc", "c++", "gcc", "g++", "clang", "clang++" };
@@ -195,7 +196,8 @@ int cc_main(const char *name, int n, char **args)
 		argv_pushn(&in, args, (size_t)n);
 		/* A C/C++ source that includes the CUDA headers: its errors may be about removed or
 		 * changed CUDA APIs (api.h), so the compiler's stderr is held. */
-		int api = layer && cuda;
+		/* A link of -lnvToolsExt likewise: CUDA 13 has no such library (layout.h). */
+		int api = layer && (cuda || (!strcmp(s.cfg.compat, "auto") && layout_links_nvtx(&r.plan.argv)));
 		/* the guard's facts (session.h): the compiler's outputs, its line as given */
 		outputs_of_host(&r.hc, &s.outputs);
 		argv_push(&s.fallback, r.real);

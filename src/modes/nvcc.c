@@ -18,8 +18,9 @@
 #include "buildwide/threads.h"
 #include "passes/gates.h"
 #include "passes/targets.h"
-#include "diagnose/compat.h"
-#include "diagnose/compat_dryrun.h"
+#include "upgrade/compat.h"
+#include "upgrade/compat_dryrun.h"
+#include "upgrade/layout.h"
 #include "model/outputs.h"
 
 void nvcc_passes_init(struct nvcc_passes *ps, const struct session *s, const char *nvcc)
@@ -464,6 +465,28 @@ static void nvcc_serial_again(struct plan *plan, unsigned k, struct run_result *
 	runner_run_held(plan->tool, &plan->argv, res, err);
 }
 
+/* After a watched run: the crash module's steps (crash.h), with the upgrade layer's retry
+ * between them: a failure only on APIs the compatibility layer restores is compiled again with
+ * it (compat.h); when that passes, its stderr and status are the compile's. */
+static void nvcc_after_run(const struct crash_context *ctx, struct plan *plan,
+			   struct run_result *res, char **held)
+{
+	struct crash c;
+	int crashed = crash_run_begin(ctx, plan, res, held, &c);
+	if (crashed < 0)
+		return;
+	struct api_context ac = { ctx->cfg, ctx->nvcc, ctx->exe_dir, NULL, NULL };
+	struct compat_context cx = { &ac, ctx->env, 0 };
+	size_t notes_before = plan->notes.n;
+	/* a header or library CUDA 13 moved first (layout.h): the compiler stops there */
+	int restored = res->status != 0 && !crashed &&
+		       (layout_after_failure(&cx, plan, res, held) || compat_after_failure(&cx, plan, res, held));
+	fputs(*held, stderr);
+	fflush(stderr);
+	compat_say_after(plan, notes_before);
+	crash_run_end(ctx, plan, res, *held, crashed, &c, restored);
+}
+
 /* nvcc_run(); `wait`: nvshim holds something to give back after nvcc (threads.h), so it
  * waits for nvcc rather than replacing itself with it. */
 static int run_plan(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,
@@ -510,14 +533,15 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 			argv_pushn(&plan->argv, retry->v, retry->n);
 			runner_run(plan->tool, &plan->argv, &res);
 		} else if (watch && !stop) {
-			crash_after_run(watch, plan, &res, &err);
+			nvcc_after_run(watch, plan, &res, &err);
 		} else if (err) {
 			/* A host compiler's failure only on APIs the compatibility layer restores:
 			 * compiled again with it (compat.h). */
 			struct compat_context cx = { api, session_env, 1 };
 			size_t notes_before = plan->notes.n;
 			int restored = api && !stop && res.status && !res.signal &&
-				       compat_after_failure(&cx, plan, &res, &err);
+				       (layout_after_failure(&cx, plan, &res, &err) ||
+					compat_after_failure(&cx, plan, &res, &err));
 			runner_write_stderr(err);
 			compat_say_after(plan, notes_before);
 			/* A host compiler's errors about removed or changed CUDA APIs (api.h). */
@@ -544,7 +568,7 @@ static void modules_failed(void *arg, const struct argv *ran, struct run_result 
 	const struct crash_context *cc = arg;
 	struct plan p;
 	plan_init(&p, ran->v[0], ran->v + 1, ran->n - 1);
-	crash_after_run(cc, &p, res, held);
+	nvcc_after_run(cc, &p, res, held);
 	/* the compatibility layer's notes and the crash retry's go to the log, the record and the
 	 * outputs guard with the plan's */
 	for (size_t i = 0; cc->notes && i < p.notes.n; i++)

@@ -84,8 +84,8 @@ void nvcc_say_note(const struct session *s, const char *note);
  * tool; otherwise it waits. A run that nvshim may look at afterwards runs with its stderr held:
  * a link that may fail for want of -lcuda runs once more with `retry` added when it fails on an
  * undefined driver symbol (rule link.retry); a watched compile (`watch`, crash.h) goes to
- * crash_after_run(), which passes the stderr on and explains crashes, resource errors and
- * removed CUDA APIs; otherwise the stderr is passed on unchanged, and with `api` (CC mode's host
+ * nvcc_after_run(), which passes the stderr on and explains crashes, resource errors and
+ * removed CUDA APIs, with the upgrade layer's retry between (compat.h); otherwise the stderr is passed on unchanged, and with `api` (CC mode's host
  * compiler on a source that includes the CUDA headers) a failed run's errors about removed or
  * changed CUDA APIs get their notes (api.h). Returns the exit status. */
 int nvcc_run(struct session *s, struct plan *plan, const struct argv *argv_in, const struct argv *retry,

@@ -33,9 +33,15 @@ check "env: CUDA_HOME, CUDA_PATH, CUDAToolkit_ROOT name the view; CUDA_NVCC_EXEC
 	"^CUDA_NVCC_EXECUTABLE=$LIBEXEC/nvcc; export CUDA_NVCC_EXECUTABLE\$"
 check "view: bin/nvcc is nvshim's nvcc" test "$view/bin/nvcc" -ef "$LIBEXEC/nvcc"
 same=1
-for e in "$ROOT"/* "$ROOT"/bin/*; do
+# include/ and lib64/ are directories of links where CUDA 13.0 moved files (view.h): their entries
+# are links then, and the view's own additions are CUDA 12's names (layout.sh checks them).
+split=
+[ -d "$view/include" ] && [ ! -L "$view/include" ] && split="$split include"
+[ -d "$view/lib64" ] && [ ! -L "$view/lib64" ] && split="$split lib64"
+for e in "$ROOT"/* "$ROOT"/bin/* $(for d in $split; do echo "$ROOT/$d/"*; done); do
 	rel=${e#"$ROOT"/}
 	[ "$rel" = bin ] || [ "$rel" = bin/nvcc ] && continue
+	case " $split " in *" $rel "*) continue ;; esac
 	[ -L "$view/$rel" ] && [ "$(readlink "$view/$rel")" = "$e" ] || { same=0; echo "# $view/$rel is not a link to $e"; }
 done
 check "view: every other entry of the toolkit and of its bin/ is a link to the real one" test $same = 1

@@ -1,4 +1,4 @@
-/* The compatibility layer's readers (diagnose/compat.h): the input is an API table, a NUL byte,
+/* The compatibility layer's readers (upgrade/compat.h): the input is an API table, a NUL byte,
  * what a compiler printed, a NUL byte, then a source's text. The decision is taken from the
  * table and the output, and the source is rewritten at the sites it names (every site is taken
  * to be in that source). */
@@ -9,7 +9,7 @@
 
 #include "fuzz.h"
 #include "diagnose/api.h"
-#include "diagnose/compat.h"
+#include "upgrade/compat.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

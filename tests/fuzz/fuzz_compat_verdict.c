@@ -1,4 +1,4 @@
-/* The compatibility layer's verdict files (diagnose/compat_dryrun.h), read back from
+/* The compatibility layer's verdict files (upgrade/compat_dryrun.h), read back from
  * <cache_dir>/compat/verdicts/: the input is the file's text. A verdict that parses formats to
  * the same text again, and parses again. */
 #include <stdlib.h>
@@ -8,8 +8,8 @@
 
 #include "fuzz.h"
 #include "diagnose/api.h"
-#include "diagnose/compat.h"
-#include "diagnose/compat_dryrun.h"
+#include "upgrade/compat.h"
+#include "upgrade/compat_dryrun.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,7 +8,7 @@
 
 #include "fuzz.h"
 #include "base/argv.h"
-#include "diagnose/migrate.h"
+#include "upgrade/migrate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

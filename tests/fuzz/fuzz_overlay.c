@@ -1,4 +1,4 @@
-/* The compatibility layer's mirror (diagnose/overlay.h), its readers of outside bytes: the input
+/* The compatibility layer's mirror (upgrade/overlay.h), its readers of outside bytes: the input
  * is a compile line (one argument a line, the first the tool) up to a NUL byte, then a text (a
  * dependency file, a compiler's messages). Each include directory is mapped (those starting
  * with 'i' to "/M/..."), and the text has its "/M/" paths mapped back. */
@@ -8,7 +8,7 @@
 #include <libiberty.h>
 
 #include "fuzz.h"
-#include "diagnose/overlay.h"
+#include "upgrade/overlay.h"
 
 static size_t calls;
 

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "diagnose/api.h"
-#include "diagnose/compat.h"
+#include "upgrade/compat.h"
 #include "helpers.h"
 
 static struct api_table table;

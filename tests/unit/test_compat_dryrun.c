@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "diagnose/api.h"
-#include "diagnose/compat.h"
-#include "diagnose/compat_dryrun.h"
+#include "upgrade/compat.h"
+#include "upgrade/compat_dryrun.h"
 #include "helpers.h"
 
 static struct api_table table;

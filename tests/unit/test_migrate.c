@@ -1,9 +1,9 @@
-/* migrate: the rewrite engine of `nvshim migrate` (diagnose/migrate.c) on small sources. */
+/* migrate: the rewrite engine of `nvshim migrate` (upgrade/migrate.c) on small sources. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose/migrate.h"
+#include "upgrade/migrate.h"
 
 static char *mig(const char *src, struct migrate_result *r)
 {

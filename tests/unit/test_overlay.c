@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diagnose/compat.h"
-#include "diagnose/overlay.h"
+#include "upgrade/compat.h"
+#include "upgrade/overlay.h"
 #include "helpers.h"
 
 Test(overlay, under_and_common_dir)

@@ -1,5 +1,6 @@
-#include "diagnose/migrate.h"
-#include "diagnose/migrate_scan.h"
+#include "upgrade/migrate.h"
+#include "upgrade/migrate_helpers.h"
+#include "upgrade/migrate_scan.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -963,94 +964,6 @@ static void memo_release(struct mig *m)
 	}
 }
 
-static const char attr_helper[] =
-	"/* nvshim migrate: cudaDeviceProp's clockRate, memoryClockRate, computeMode, deviceOverlap,\n"
-	" * kernelExecTimeoutEnabled and singleToDoublePrecisionPerfRatio are gone from CUDA 13.0: the\n"
-	" * same values, read for the device the struct was filled for. */\n"
-	"static inline int nvshim_migrate_attr(enum cudaDeviceAttr attr, int device)\n"
-	"{\n"
-	"\tint value = 0;\n"
-	"\tcudaDeviceGetAttribute(&value, attr, device);\n"
-	"\treturn value;\n"
-	"}\n";
-
-static const char loc_helper[] =
-	"#if CUDART_VERSION >= 13000\n"
-	"/* nvshim migrate: cudaMemAdvise and cudaMemPrefetchAsync take a cudaMemLocation from CUDA\n"
-	" * 13.0: a device number as CUDA 12 read it (cudaCpuDeviceId: the host). */\n"
-	"static inline struct cudaMemLocation nvshim_migrate_location(int device)\n"
-	"{\n"
-	"\tstruct cudaMemLocation loc;\n"
-	"\tloc.type = device == cudaCpuDeviceId ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;\n"
-	"\tloc.id = device == cudaCpuDeviceId ? 0 : device;\n"
-	"\treturn loc;\n"
-	"}\n"
-	"#endif\n";
-
-static const char culoc_helper[] =
-	"#if CUDA_VERSION >= 13000\n"
-	"/* nvshim migrate: cuMemAdvise and cuMemPrefetchAsync take a CUmemLocation from CUDA 13.0: a\n"
-	" * device as CUDA 12 read it (CU_DEVICE_CPU: the host). */\n"
-	"static inline CUmemLocation nvshim_migrate_culocation(CUdevice device)\n"
-	"{\n"
-	"\tCUmemLocation loc;\n"
-	"\tloc.type = device == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;\n"
-	"\tloc.id = device == CU_DEVICE_CPU ? 0 : (int)device;\n"
-	"\treturn loc;\n"
-	"}\n"
-	"#endif\n";
-
-static const char prop_helper[] =
-	"#if CUDART_VERSION >= 13000\n"
-	"/* nvshim migrate: cudaDeviceProp's clockRate, memoryClockRate, computeMode, deviceOverlap,\n"
-	" * kernelExecTimeoutEnabled and singleToDoublePrecisionPerfRatio are gone from CUDA 13.0: the\n"
-	" * value CUDA 12's cudaGetDeviceProperties put there, read for the device whose PCI domain, bus\n"
-	" * and device ids are the struct's (the device it was filled for); 0 when no device has them. */\n"
-	"static inline int nvshim_migrate_prop_attr(const struct cudaDeviceProp *prop, enum cudaDeviceAttr attr)\n"
-	"{\n"
-	"\tint n = 0, d, value = 0;\n"
-	"\tif (cudaGetDeviceCount(&n) != cudaSuccess) {\n"
-	"\t\t(void)cudaGetLastError();\n"
-	"\t\treturn 0;\n"
-	"\t}\n"
-	"\tfor (d = 0; d < n; d++) {\n"
-	"\t\tint dom = -1, bus = -1, dev = -1;\n"
-	"\t\tif (cudaDeviceGetAttribute(&dom, cudaDevAttrPciDomainId, d) == cudaSuccess &&\n"
-	"\t\t    cudaDeviceGetAttribute(&bus, cudaDevAttrPciBusId, d) == cudaSuccess &&\n"
-	"\t\t    cudaDeviceGetAttribute(&dev, cudaDevAttrPciDeviceId, d) == cudaSuccess &&\n"
-	"\t\t    dom == prop->pciDomainID && bus == prop->pciBusID && dev == prop->pciDeviceID)\n"
-	"\t\t\treturn cudaDeviceGetAttribute(&value, attr, d) == cudaSuccess ? value : 0;\n"
-	"\t}\n"
-	"\treturn 0;\n"
-	"}\n"
-	"#endif\n";
-
-static const char identity_helper[] =
-	"/* nvshim migrate: thrust::identity is gone from CCCL 3.0; this is CCCL 2.8's, which converts\n"
-	" * its argument to T (cuda::std::identity returns it as it is), the same on CCCL 2.x and 3.x. */\n"
-	"#if defined(__CUDACC__)\n"
-	"#define NVSHIM_MIGRATE_HD __host__ __device__\n"
-	"#else\n"
-	"#define NVSHIM_MIGRATE_HD\n"
-	"#endif\n"
-	"template <typename T = void>\n"
-	"struct nvshim_migrate_identity\n"
-	"{\n"
-	"\tusing argument_type = T;\n"
-	"\tusing result_type = T;\n"
-	"\tNVSHIM_MIGRATE_HD constexpr const T &operator()(const T &x) const { return x; }\n"
-	"\tNVSHIM_MIGRATE_HD constexpr T &operator()(T &x) const { return x; }\n"
-	"\tNVSHIM_MIGRATE_HD constexpr T &&operator()(T &&x) const { return static_cast<T &&>(x); }\n"
-	"};\n"
-	"template <>\n"
-	"struct nvshim_migrate_identity<void>\n"
-	"{\n"
-	"\tusing is_transparent = void;\n"
-	"\ttemplate <typename U>\n"
-	"\tNVSHIM_MIGRATE_HD constexpr U &&operator()(U &&x) const noexcept { return static_cast<U &&>(x); }\n"
-	"};\n"
-	"#undef NVSHIM_MIGRATE_HD\n";
-
 /* Texture and surface references: why migrate leaves them, and, per use, what to write. */
 static const char texref_why[] =
 	"texture and surface references are gone since CUDA 12.0; migrate rewrites only a file-scope "
@@ -1293,60 +1206,6 @@ static void texref_pass(struct mig *m, unsigned char *done)
 	}
 }
 
-static const char tex_helper[] =
-	"/* nvshim migrate: texture references are gone since CUDA 12.0. A texture object over the same\n"
-	" * linear memory, kept in a __device__ variable of the reference's name that the kernels read;\n"
-	" * bound for the current device as cudaBindTexture(0, ref, ptr, size) bound the reference (the\n"
-	" * device synchronized first when it replaces a bound one: kernels launched before read the old\n"
-	" * one to their end, as with a reference), unbound as cudaUnbindTexture unbound it. */\n"
-	"template <typename T>\n"
-	"static cudaError_t nvshim_migrate_bind_texture(size_t *offset, const cudaTextureObject_t &ref, const void *ptr,\n"
-	"\t\t\t\t\t       const cudaChannelFormatDesc &desc, size_t size)\n"
-	"{\n"
-	"\tcudaTextureObject_t obj = 0, old = 0;\n"
-	"\tcudaError_t e = cudaMemcpyFromSymbol(&old, ref, sizeof old);\n"
-	"\tif (e != cudaSuccess)\n"
-	"\t\treturn e;\n"
-	"\tcudaResourceDesc res = {};\n"
-	"\tres.resType = cudaResourceTypeLinear;\n"
-	"\tres.res.linear.devPtr = const_cast<void *>(ptr);\n"
-	"\tres.res.linear.desc = desc;\n"
-	"\tres.res.linear.sizeInBytes = size;\n"
-	"\tcudaTextureDesc td = {};\n"
-	"\ttd.readMode = cudaReadModeElementType;\n"
-	"\te = cudaCreateTextureObject(&obj, &res, &td, NULL);\n"
-	"\tif (e != cudaSuccess)\n"
-	"\t\treturn e;\n"
-	"\tif (old && (e = cudaDeviceSynchronize()) != cudaSuccess) {\n"
-	"\t\tcudaDestroyTextureObject(obj);\n"
-	"\t\treturn e;\n"
-	"\t}\n"
-	"\tif ((e = cudaMemcpyToSymbol(ref, &obj, sizeof obj)) != cudaSuccess) {\n"
-	"\t\tcudaDestroyTextureObject(obj);\n"
-	"\t\treturn e;\n"
-	"\t}\n"
-	"\tif (old)\n"
-	"\t\tcudaDestroyTextureObject(old);\n"
-	"\tif (offset)\n"
-	"\t\t*offset = 0;\n"
-	"\treturn cudaSuccess;\n"
-	"}\n"
-	"template <typename T>\n"
-	"static cudaError_t nvshim_migrate_bind_texture(size_t *offset, const cudaTextureObject_t &ref, const void *ptr, size_t size)\n"
-	"{\n"
-	"\treturn nvshim_migrate_bind_texture<T>(offset, ref, ptr, cudaCreateChannelDesc<T>(), size);\n"
-	"}\n"
-	"static inline cudaError_t nvshim_migrate_unbind_texture(const cudaTextureObject_t &ref)\n"
-	"{\n"
-	"\tcudaTextureObject_t old = 0, none = 0;\n"
-	"\tcudaError_t e = cudaMemcpyFromSymbol(&old, ref, sizeof old);\n"
-	"\tif (e != cudaSuccess || !old)\n"
-	"\t\treturn e;\n"
-	"\tif ((e = cudaDeviceSynchronize()) != cudaSuccess || (e = cudaMemcpyToSymbol(ref, &none, sizeof none)) != cudaSuccess)\n"
-	"\t\treturn e;\n"
-	"\treturn cudaDestroyTextureObject(old);\n"
-	"}\n";
-
 void migrate_declarations(const char *text, size_t len, struct argv *props, struct argv *quoted)
 {
 	struct mig m;
@@ -1501,17 +1360,17 @@ void migrate_text_with(const char *text, size_t len, const struct argv *known, c
 			free(inc);
 		}
 		if (m.need_attr && !has_attr)
-			sb_str(&b, attr_helper);
+			sb_str(&b, migrate_attr_helper);
 		if ((m.need_loc & 1) && !has_loc)
-			sb_str(&b, loc_helper);
+			sb_str(&b, migrate_loc_helper);
 		if ((m.need_loc & 2) && !has_culoc)
-			sb_str(&b, culoc_helper);
+			sb_str(&b, migrate_culoc_helper);
 		if (add_prop)
-			sb_str(&b, prop_helper);
+			sb_str(&b, migrate_prop_helper);
 		if (add_identity)
-			sb_str(&b, identity_helper);
+			sb_str(&b, migrate_identity_helper);
 		if (add_tex)
-			sb_str(&b, tex_helper);
+			sb_str(&b, migrate_tex_helper);
 	}
 	for (size_t k = 0; k < m.n;) {
 		unsigned l0 = migrate_scan_line(sc, m.v[k].b), l1 = migrate_scan_line(sc, m.v[k].e ? m.v[k].e - (m.v[k].e > m.v[k].b) : 0);
@@ -1569,179 +1428,4 @@ void migrate_text_with(const char *text, size_t len, const struct argv *known, c
 	migrate_scan_release(&m.sc);
 	argv_release(&m.includes);
 	memo_release(&m);
-}
-
-/* ---- the diff ---- */
-
-struct lines {
-	const char **p;
-	size_t *n; /* each line's length, its '\n' included */
-	size_t count;
-};
-
-static void split_lines(struct lines *l, const char *s, size_t len)
-{
-	size_t alloc = 64;
-	l->p = XNEWVEC(const char *, alloc);
-	l->n = XNEWVEC(size_t, alloc);
-	l->count = 0;
-	for (size_t i = 0; i < len;) {
-		const char *e = memchr(s + i, '\n', len - i);
-		size_t n = e ? (size_t)(e - (s + i)) + 1 : len - i;
-		if (l->count == alloc) {
-			alloc *= 2;
-			l->p = XRESIZEVEC(const char *, l->p, alloc);
-			l->n = XRESIZEVEC(size_t, l->n, alloc);
-		}
-		l->p[l->count] = s + i;
-		l->n[l->count++] = n;
-		i += n;
-	}
-}
-
-static int line_eq(const struct lines *a, size_t i, const struct lines *b, size_t j)
-{
-	return a->n[i] == b->n[j] && !memcmp(a->p[i], b->p[j], a->n[i]);
-}
-
-static void put_line(struct sbuf *o, char mark, const struct lines *l, size_t i)
-{
-	sb_add(o, &mark, 1);
-	sb_add(o, l->p[i], l->n[i]);
-	if (l->p[i][l->n[i] - 1] != '\n')
-		sb_str(o, "\n\\ No newline at end of file\n");
-}
-
-/* Changed blocks, found by walking both texts and, where they differ, looking for the nearest
- * point (within a window) where three lines (or the end) match again. Any such pairing gives a
- * correct diff; the edits migrate makes are local, so it is also a short one. */
-char *migrate_diff(const char *path, const char *old, size_t old_len, const char *new, size_t new_len)
-{
-	struct lines a, b;
-	split_lines(&a, old, old_len);
-	split_lines(&b, new, new_len);
-	/* blocks: old [ab, ae), new [bb, be) */
-	struct block {
-		size_t a0, a1, b0, b1;
-	} *blk = NULL;
-	size_t nblk = 0, ablk = 0;
-	size_t i = 0, j = 0;
-	const size_t window = 400;
-	while (i < a.count || j < b.count) {
-		if (i < a.count && j < b.count && line_eq(&a, i, &b, j)) {
-			i++;
-			j++;
-			continue;
-		}
-		size_t bi = a.count, bj = b.count, best = (size_t)-1;
-		for (size_t d = 1; d <= 2 * window && best == (size_t)-1; d++)
-			for (size_t di = 0; di <= d; di++) {
-				size_t x = i + di, y = j + (d - di);
-				if (x > a.count || y > b.count)
-					continue;
-				int ok = 1;
-				for (size_t q = 0; q < 3 && ok; q++) {
-					if (x + q >= a.count && y + q >= b.count)
-						break;
-					ok = x + q < a.count && y + q < b.count && line_eq(&a, x + q, &b, y + q);
-				}
-				if (ok) {
-					bi = x;
-					bj = y;
-					best = d;
-					break;
-				}
-			}
-		/* Within a small block, the longest common subsequence of its lines splits it into the
-		 * lines that really changed. */
-		size_t na = bi - i, nb = bj - j;
-		if (na && nb && na * nb <= 250000) {
-			unsigned *L = XCNEWVEC(unsigned, (na + 1) * (nb + 1));
-			for (size_t x = na; x-- > 0;)
-				for (size_t y = nb; y-- > 0;)
-					L[x * (nb + 1) + y] = line_eq(&a, i + x, &b, j + y)
-								      ? L[(x + 1) * (nb + 1) + y + 1] + 1
-								      : L[(x + 1) * (nb + 1) + y] > L[x * (nb + 1) + y + 1]
-									? L[(x + 1) * (nb + 1) + y]
-									: L[x * (nb + 1) + y + 1];
-			size_t x = 0, y = 0, sx = 0, sy = 0;
-			while (x < na || y < nb) {
-				if (x < na && y < nb && line_eq(&a, i + x, &b, j + y) &&
-				    L[x * (nb + 1) + y] == L[(x + 1) * (nb + 1) + y + 1] + 1) {
-					if (sx < x || sy < y) {
-						if (nblk == ablk) {
-							ablk = ablk ? ablk * 2 : 16;
-							blk = XRESIZEVEC(struct block, blk, ablk);
-						}
-						blk[nblk++] = (struct block){ i + sx, i + x, j + sy, j + y };
-					}
-					x++;
-					y++;
-					sx = x;
-					sy = y;
-				} else if (y < nb && (x == na || L[x * (nb + 1) + y + 1] >= L[(x + 1) * (nb + 1) + y])) {
-					y++;
-				} else {
-					x++;
-				}
-			}
-			if (sx < na || sy < nb) {
-				if (nblk == ablk) {
-					ablk = ablk ? ablk * 2 : 16;
-					blk = XRESIZEVEC(struct block, blk, ablk);
-				}
-				blk[nblk++] = (struct block){ i + sx, bi, j + sy, bj };
-			}
-			free(L);
-		} else {
-			if (nblk == ablk) {
-				ablk = ablk ? ablk * 2 : 16;
-				blk = XRESIZEVEC(struct block, blk, ablk);
-			}
-			blk[nblk++] = (struct block){ i, bi, j, bj };
-		}
-		i = bi;
-		j = bj;
-	}
-	struct sbuf o = { NULL, 0, 0 };
-	sb_str(&o, "");
-	if (nblk) {
-		char *h = xasprintf("--- %s\n+++ %s\n", path, path);
-		sb_str(&o, h);
-		free(h);
-	}
-	const size_t ctx = 3;
-	for (size_t k = 0; k < nblk;) {
-		/* Blocks whose context touches join one hunk. */
-		size_t k1 = k + 1;
-		while (k1 < nblk && blk[k1].a0 - blk[k1 - 1].a1 <= 2 * ctx)
-			k1++;
-		size_t as = blk[k].a0 > ctx ? blk[k].a0 - ctx : 0;
-		size_t bs = blk[k].b0 - (blk[k].a0 - as);
-		size_t ae = blk[k1 - 1].a1 + ctx < a.count ? blk[k1 - 1].a1 + ctx : a.count;
-		size_t be = blk[k1 - 1].b1 + (ae - blk[k1 - 1].a1);
-		char *h = xasprintf("@@ -%lu,%lu +%lu,%lu @@\n", (unsigned long)(ae - as ? as + 1 : as),
-				  (unsigned long)(ae - as), (unsigned long)(be - bs ? bs + 1 : bs), (unsigned long)(be - bs));
-		sb_str(&o, h);
-		free(h);
-		size_t x = as;
-		for (size_t q = k; q < k1; q++) {
-			for (; x < blk[q].a0; x++)
-				put_line(&o, ' ', &a, x);
-			for (size_t y = blk[q].a0; y < blk[q].a1; y++)
-				put_line(&o, '-', &a, y);
-			for (size_t y = blk[q].b0; y < blk[q].b1; y++)
-				put_line(&o, '+', &b, y);
-			x = blk[q].a1;
-		}
-		for (; x < ae; x++)
-			put_line(&o, ' ', &a, x);
-		k = k1;
-	}
-	free(blk);
-	free(a.p);
-	free(a.n);
-	free(b.p);
-	free(b.n);
-	return o.s;
 }

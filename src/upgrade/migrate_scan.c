@@ -1,4 +1,4 @@
-#include "diagnose/migrate_scan.h"
+#include "upgrade/migrate_scan.h"
 
 #include <ctype.h>
 #include <stdlib.h>

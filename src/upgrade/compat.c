@@ -1,4 +1,4 @@
-#include "diagnose/compat.h"
+#include "upgrade/compat.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -18,7 +18,7 @@
 #include "buildwide/build.h"
 #include "buildwide/once.h"
 #include "buildwide/stats.h"
-#include "diagnose/overlay.h"
+#include "upgrade/overlay.h"
 
 /* The layer's own version: what the retry does and how (the headers' contents count apart). */
 #define NVSHIM_COMPAT_LAYER 1

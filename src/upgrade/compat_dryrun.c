@@ -1,4 +1,4 @@
-#include "diagnose/compat_dryrun.h"
+#include "upgrade/compat_dryrun.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* migrate_scan: a C, C++ or CUDA source's text as tokens, for `nvshim migrate`'s recipes
- * (diagnose/migrate.c).
+ * (upgrade/migrate.c).
  *
  * migrate_scan_text() splits a text into identifiers (a qualified name "a::b" is one token),
  * numbers, string and character literals and punctuators, skipping comments and the rest of an

@@ -1,7 +1,7 @@
 /* migrate: the lasting fix for removed and changed CUDA APIs, as a rewrite of a source's text
  * (`nvshim migrate FILE...`).
  *
- * migrate_text() scans a C, C++ or CUDA source (diagnose/migrate_scan.h: comments, string and
+ * migrate_text() scans a C, C++ or CUDA source (upgrade/migrate_scan.h: comments, string and
  * character literals, raw strings and #include lines skipped; no preprocessor is run and no
  * compiler) for the APIs of the recipe table below and returns the edits that make it build with
  * plain nvcc on CUDA 12.x and 13.x alike:

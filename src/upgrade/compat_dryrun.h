@@ -51,7 +51,7 @@
 
 #include "base/argv.h"
 #include "diagnose/api.h"
-#include "diagnose/compat.h"
+#include "upgrade/compat.h"
 #include "model/hostcc.h"
 #include "model/invocation.h"
 #include "model/plan.h"

@@ -1,4 +1,4 @@
-#include "diagnose/overlay.h"
+#include "upgrade/overlay.h"
 
 #include <dirent.h>
 #include <errno.h>
