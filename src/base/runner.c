@@ -13,13 +13,17 @@
 #ifdef __linux__
 #include <dirent.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #endif
 
 #include <libiberty.h>
 
 #include "base/diag.h"
+
+/* getrandom(2) through syscall(): glibc has the wrapper only from 2.25, and the wheels are built
+ * for 2.17 (docs/packaging.md). A kernel without it (before 3.17) fails it, and the caller falls
+ * back. */
+#define NVSHIM_GRND_NONBLOCK 0x0001
 
 extern char **environ;
 
@@ -422,7 +426,7 @@ static void lifeline_start(void)
 	tried = 1;
 #ifdef __linux__
 	unsigned long long nonce = 0;
-	if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != (ssize_t)sizeof(nonce))
+	if (syscall(SYS_getrandom, &nonce, sizeof(nonce), NVSHIM_GRND_NONBLOCK) != (ssize_t)sizeof(nonce))
 		nonce = (unsigned long long)runner_now_ms() * 2654435761u ^ (unsigned long long)getpid();
 	snprintf(lifeline_token, sizeof(lifeline_token), "%ld.%016llx", (long)getpid(), nonce);
 	int p[2];
