@@ -3,7 +3,7 @@
 # wheel (glibc 2.17) for x86_64 and one for aarch64, on this Debian machine without containers,
 # then checks them.
 #
-#   bash scripts/build-wheels.sh [ARCH...]     ARCH: x86_64, aarch64 (default: both)
+#   bash scripts/build-wheels.sh [ARCH...]     ARCH: x86_64, aarch64 (default: both; x86_64 always)
 #
 # The compiler is zig's C compiler (clang with glibc stubs of any version, for any machine), from
 # the Python package index (ziglang, pinned). libiberty and inih are the sdist's own copies in
@@ -81,7 +81,7 @@ printf '#!/bin/sh\nexit 0\n' >"$BIN/strip-nothing"
 chmod +x "$BIN"/*
 
 # Hidden, with their own visibility attributes off: the preload library exports its hooks only.
-DEPS_CFLAGS="-O2 -fPIC -fvisibility=hidden -DZSTDLIB_VISIBLE= -DZSTDERRORLIB_VISIBLE= -DLZ4LIB_VISIBILITY= -DZSTD_DISABLE_ASM -DXXH_NAMESPACE=ZSTD_"
+DEPS_CFLAGS="-w -O2 -fPIC -fvisibility=hidden -DZSTDLIB_VISIBLE= -DZSTDERRORLIB_VISIBLE= -DLZ4LIB_VISIBILITY= -DZSTD_DISABLE_ASM -DXXH_NAMESPACE=ZSTD_"
 # deps ARCH: zstd (decompression), lz4 and zlib, static and position-independent, in
 # $CACHE/deps/ARCH (include/, lib/); kept while the tarballs and the compiler are the same.
 deps() {
@@ -142,7 +142,9 @@ wheel() {
 		"$T/bin/python" -m build --wheel --no-isolation --outdir "$WORK/raw-$arch" "$U" >"$WORK/wheel-$arch.log" 2>&1 ||
 		{ tail -30 "$WORK/wheel-$arch.log"; die "the $arch wheel failed"; }
 	raw=$(ls "$WORK/raw-$arch"/*.whl)
-	PATH="$T/bin:$PATH" "$T/bin/auditwheel" repair --plat "${PLAT}_$arch" -w "$DIST" "$raw" >"$WORK/repair-$arch.log" 2>&1 ||
+	# --plat auto: auditwheel's --plat names this machine's architecture only; auto takes the
+	# wheel's, and the oldest tag its files allow (the checks below require manylinux_2_17).
+	PATH="$T/bin:$PATH" "$T/bin/auditwheel" repair --plat auto -w "$DIST" "$raw" >"$WORK/repair-$arch.log" 2>&1 ||
 		{ cat "$WORK/repair-$arch.log"; die "auditwheel repair of the $arch wheel failed"; }
 	if [ -z "$MAN" ]; then
 		mkdir -p "$WORK/man"
@@ -150,15 +152,14 @@ wheel() {
 		MAN=$WORK/man/nvshim_cuda-$VERSION.data/data/share/man/man1/nvshim.1
 	fi
 }
-# The first wheel makes the man page (nvshim help --man), so x86_64 goes first where it is built.
-for arch in x86_64 aarch64; do
-	for a in "${ARCHES[@]}"; do
-		[ "$a" = "$arch" ] && wheel "$arch"
-	done
-done
+# The x86_64 wheel's nvshim makes the man page (nvshim help --man) that the aarch64 build, which
+# cannot run its own, takes: x86_64 is built first, and always.
 for a in "${ARCHES[@]}"; do
 	case $a in x86_64 | aarch64) ;; *) die "unknown machine $a (x86_64, aarch64)" ;; esac
 done
+[[ " ${ARCHES[*]} " == *" x86_64 "* ]] || ARCHES=(x86_64 "${ARCHES[@]}")
+wheel x86_64
+[[ " ${ARCHES[*]} " == *" aarch64 "* ]] && wheel aarch64
 
 # --- the checks
 fail=0
