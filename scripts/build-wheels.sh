@@ -70,8 +70,7 @@ done
 # --- the compiler's wrappers: TARGET-cc, -ar, -ranlib (CMake wants one program for each)
 BIN=$CACHE/bin
 mkdir -p "$BIN" "$CACHE/zig-cache"
-for arch in x86_64 aarch64; do
-	target=$arch-linux-gnu.$GLIBC
+for target in x86_64-linux-gnu.$GLIBC aarch64-linux-gnu.$GLIBC x86_64-linux-musl aarch64-linux-musl; do
 	printf '#!/bin/sh\nZIG_GLOBAL_CACHE_DIR=%s ZIG_LOCAL_CACHE_DIR=%s exec %s cc -target %s "$@"\n' \
 		"$CACHE/zig-cache" "$CACHE/zig-cache" "$ZIG" "$target" >"$BIN/$target-cc"
 	printf '#!/bin/sh\nexec %s ar "$@"\n' "$ZIG" >"$BIN/$target-ar"
@@ -82,10 +81,10 @@ chmod +x "$BIN"/*
 
 # Hidden, with their own visibility attributes off: the preload library exports its hooks only.
 DEPS_CFLAGS="-w -O2 -fPIC -fvisibility=hidden -DZSTDLIB_VISIBLE= -DZSTDERRORLIB_VISIBLE= -DLZ4LIB_VISIBILITY= -DZSTD_DISABLE_ASM -DXXH_NAMESPACE=ZSTD_"
-# deps ARCH: zstd (decompression), lz4 and zlib, static and position-independent, in
-# $CACHE/deps/ARCH (include/, lib/); kept while the tarballs and the compiler are the same.
+# deps TARGET: zstd (decompression), lz4 and zlib, static and position-independent, in
+# $CACHE/deps/TARGET (include/, lib/); kept while the tarballs and the compiler are the same.
 deps() {
-	local arch=$1 target=$1-linux-gnu.$GLIBC p=$CACHE/deps/$1 w key
+	local target=$1 p=$CACHE/deps/$1 w key
 	key="$(sha256sum "$CACHE"/src/* | sha256sum | cut -c1-16) ${TOOLS[0]} $DEPS_CFLAGS"
 	[ "$(cat "$p/.key" 2>/dev/null)" = "$key" ] && return 0
 	say "building zstd, lz4 and zlib for $target"
@@ -132,12 +131,22 @@ U=$WORK/nvshim_cuda-$VERSION
 # wheel ARCH: python -m build with zig's compiler for ARCH and glibc 2.17, then auditwheel's tag.
 MAN=
 wheel() {
-	local arch=$1 target=$1-linux-gnu.$GLIBC args raw
-	deps "$arch" || die "building zstd, lz4 and zlib for $target failed"
-	say "the $arch wheel"
+	local arch=$1 target=$1-linux-gnu.$GLIBC musl=$1-linux-musl args raw s=$WORK/static-$1
+	deps "$target" || die "building zstd, lz4 and zlib for $target failed"
+	deps "$musl" || die "building zstd, lz4 and zlib for $musl failed"
+	# bin/nvshim: the same source linked statically with musl (zig has no static glibc), so that
+	# it needs nothing of the system's libc and starts as fast as the CMake build's.
+	say "the $arch wheel: the static nvshim ($musl)"
+	{ NVSHIM_ZIG_TARGET=$musl NVSHIM_ZIG_BIN=$BIN NVSHIM_DEPS_PREFIX=$CACHE/deps/$musl \
+		cmake -S "$U" -B "$s" -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$U/cmake/zig-toolchain.cmake" \
+		-DNVSHIM_BUNDLED_DEPS=ON -DNVSHIM_STATIC=ON -DNVSHIM_TESTS=OFF &&
+		cmake --build "$s" --target nvshim -j"$JOBS"; } >"$WORK/static-$arch.log" 2>&1 ||
+		{ tail -30 "$WORK/static-$arch.log"; die "the static nvshim for $musl failed"; }
+	say "the $arch wheel: the rest ($target) and the wheel"
 	args="-DCMAKE_TOOLCHAIN_FILE=$U/cmake/zig-toolchain.cmake;-DNVSHIM_BUNDLED_DEPS=ON;-DNVSHIM_STATIC=OFF"
+	args="$args;-DNVSHIM_EXECUTABLE=$s/nvshim"
 	[ -n "$MAN" ] && args="$args;-DNVSHIM_MAN_FROM=$MAN"
-	NVSHIM_ZIG_TARGET=$target NVSHIM_ZIG_BIN=$BIN NVSHIM_DEPS_PREFIX=$CACHE/deps/$arch \
+	NVSHIM_ZIG_TARGET=$target NVSHIM_ZIG_BIN=$BIN NVSHIM_DEPS_PREFIX=$CACHE/deps/$target \
 		SKBUILD_CMAKE_ARGS=$args CMAKE_BUILD_PARALLEL_LEVEL=$JOBS _PYTHON_HOST_PLATFORM=linux-$arch \
 		"$T/bin/python" -m build --wheel --no-isolation --outdir "$WORK/raw-$arch" "$U" >"$WORK/wheel-$arch.log" 2>&1 ||
 		{ tail -30 "$WORK/wheel-$arch.log"; die "the $arch wheel failed"; }
