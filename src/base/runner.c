@@ -286,6 +286,16 @@ static long ll_session(const char *pid)
 
 /* One pass over /proc: sends sig to each marked process of the session (SIGTERM once per pid:
  * `sent` remembers them). Returns how many marked processes were found. */
+/* A record of getdents64(2), the kernel's layout: glibc calls it struct dirent64, musl (which
+ * the wheels' static nvshim is linked with) no longer has that name. */
+struct ll_dirent64 {
+	unsigned long long d_ino;
+	long long d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
 static int ll_sweep(const char *token, size_t toklen, long sid, pid_t self, int sig, pid_t *sent,
 		    size_t *nsent, size_t maxsent)
 {
@@ -299,7 +309,7 @@ static int ll_sweep(const char *token, size_t toklen, long sid, pid_t self, int 
 		if (n <= 0)
 			break;
 		for (long off = 0; off < n;) {
-			struct dirent64 *d = (struct dirent64 *)(void *)(ents + off);
+			struct ll_dirent64 *d = (struct ll_dirent64 *)(void *)(ents + off);
 			off += d->d_reclen;
 			const char *name = d->d_name;
 			pid_t pid = 0;

@@ -71,6 +71,9 @@ needed=$(for f in $(find "$WORK/raw" -type f); do
 done | sort -u | tr '\n' ' ')
 check "every ELF file of the wheel needs glibc and the loader only, no CUDA library ($needed)" \
 	test -z "$(tr ' ' '\n' <<<"$needed" | grep -v -e '^$' -e '^libc\.so\.6$' -e '^libdl\.so\.2$' -e '^libpthread\.so\.0$' -e '^ld-linux-x86-64\.so\.2$')"
+check "bin/nvshim is one static executable (musl), as the CMake build's is (glibc)" test -z "$(readelf -d "$D/bin/nvshim" 2>/dev/null | grep NEEDED)" -a \
+	-z "$(readelf -l "$D/bin/nvshim" | grep INTERP)"
+check "its seven other names are copies of it" test "$(cd "$D" && md5sum bin/nvshim libexec/nvshim/bin/nvcc libexec/nvshim/cc/* | awk '{print $1}' | sort -u | wc -l)" = 1
 check "the preload library exports the functions it intercepts only, as the CMake build's does" \
 	cmp -s <(nm -D --defined-only "$D/libexec/nvshim/libnvshim-preload.so" | awk '{print $3}' | sort) \
 	<(nm -D --defined-only "$(dirname "$NVSHIM")/libexec/nvshim/libnvshim-preload.so" | awk '{print $3}' | sort)
