@@ -9,7 +9,7 @@
 # The release files are scripts/build-wheels.sh's: the sdist, and the manylinux2014 wheels for
 # x86_64 and aarch64 built from it with zig's C compiler, with its checks (ELF machine and glibc
 # symbol versions, auditwheel show, twine check). The x86_64 wheel is installed here and the
-# release suites WHEEL_SUITES (default: commands config inspect) run against its installed
+# release suites WHEEL_SUITES (default: commands inspect) run against its installed
 # nvshim; the aarch64 one runs under qemu-user (Debian's qemu-user-static) with the package
 # index's aarch64 nvcc and NVRTC (scripts/fetch-aarch64.sh), skipped, saying why, without them.
 # The tools come from the index, pinned; without the index the suite skips.
@@ -20,7 +20,7 @@ SRC=${NVSHIM_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 PY=${WHEEL_TEST_PYTHON:-python3}
 CUDA=$(cd "$(dirname "$NVCC")/.." && pwd)
 VERSION=$(sed -n 's/^project(nvshim VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
-SUITES=${WHEEL_SUITES:-commands config inspect}
+SUITES=${WHEEL_SUITES:-commands inspect}
 SETUPTOOLS=setuptools==75.8.0
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_NO_INPUT=1
 cd "$WORK" || exit 1
