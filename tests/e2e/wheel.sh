@@ -289,7 +289,10 @@ else
 			ln -s "$f" "$V64/bin/"
 		fi
 	done
-	a64() { env PATH="$V64/bin:/usr/bin:/bin" "$QEMU" "$@"; }
+	# The view is the toolkit: CUDA_HOME (which nvshim asks before PATH) and PATH name it.
+	# nvshim-devices, an aarch64 program, cannot be started from the emulated nvshim: no GPUs.
+	a64() { env -u CUDA_PATH NVSHIM_DEVICES= CUDA_HOME="$V64" PATH="$V64/bin:/usr/bin:/bin" "$QEMU" "$@"; }
+	host() { env -u CUDA_PATH CUDA_HOME="$V64" PATH="$V64/bin:/usr/bin:/bin" "$@"; }
 	out=$(a64 "$P/prefix/bin/nvshim" --version 2>&1)
 	check "aarch64: nvshim --version under qemu: its version, the aarch64 nvcc's banner" contains "$out" \
 		"^nvshim $VERSION, a stand-in for nvcc" 'release 13.5, V13.5' "^nvshim runs $V64/bin/nvcc"
@@ -297,16 +300,16 @@ else
 	printf '__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n' >"$P/k.cu"
 	G=(-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90)
 	(cd "$P" && a64 "$P/prefix/libexec/nvshim/bin/nvcc" --dryrun -c k.cu "${G[@]}" >shim.out 2>shim.err)
-	(cd "$P" && env PATH="$V64/bin:/usr/bin:/bin" nvcc --dryrun -c k.cu "${G[@]}" >nvcc.out 2>nvcc.err)
+	(cd "$P" && host nvcc --dryrun -c k.cu "${G[@]}" >nvcc.out 2>nvcc.err)
 	check "aarch64: identity: --dryrun through nvshim is nvcc's, byte for byte" \
 		cmp -s <(normalise "$P/shim.out" "$P/shim.err") <(normalise "$P/nvcc.out" "$P/nvcc.err")
 	(cd "$P" && a64 "$P/prefix/libexec/nvshim/bin/nvcc" -E k.cu -o shim.ii 2>shim-e.err)
-	(cd "$P" && env PATH="$V64/bin:/usr/bin:/bin" nvcc -E k.cu -o nvcc.ii 2>nvcc-e.err)
+	(cd "$P" && host nvcc -E k.cu -o nvcc.ii 2>nvcc-e.err)
 	check "aarch64: identity: -E through nvshim is nvcc's, byte for byte" \
 		test -s "$P/nvcc.ii" -a -z "$(cmp "$P/shim.ii" "$P/nvcc.ii" 2>&1)" -a -z "$(cmp "$P/shim-e.err" "$P/nvcc-e.err" 2>&1)"
 	out=$(cd "$P" && a64 "$P/prefix/libexec/nvshim/bin/nvcc" --dryrun -c k.cu -gencode arch=compute_70,code=sm_70 "${G[@]}" 2>&1)
 	check "aarch64: targets: sm_70 dropped for nvcc 13.5, sm_80 and sm_90 kept (--dryrun)" contains "$out" \
-		'dropped sm_70: not supported by nvcc 13.5' 'arch=compute_80' 'arch=compute_90'
+		'dropped sm_70: not supported by nvcc 13.5' 'cicc.* -arch compute_80 ' 'cicc.* -arch compute_90 '
 	check "aarch64: targets: the --dryrun lines name no sm_70" test -z "$(grep -v 'nvshim' <<<"$out" | grep -e 'compute_70' -e 'sm_70')"
 	# inspect: a cubin from the aarch64 ptxas, and an aarch64 host object that carries it in a fatbin.
 	printf '.version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n\tret;\n}\n' >"$P/k.ptx"
