@@ -282,7 +282,7 @@ else
 	mkdir -p "$V64/bin"
 	for d in "$A64"/*; do [ "$(basename "$d")" = bin ] || ln -s "$d" "$V64/"; done
 	for f in "$A64"/bin/*; do
-		if [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+		if [ -f "$f" ] && [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 			printf '#!/bin/sh\nexec %s %s "$@"\n' "$QEMU" "$f" >"$V64/bin/$(basename "$f")"
 			chmod +x "$V64/bin/$(basename "$f")"
 		else
