@@ -16,7 +16,6 @@
 # DIST (default dist) is where the files go. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SRC=$PWD
 CACHE=${NVSHIM_WHEEL_CACHE:-/var/tmp/nvshim-wheels}
 DIST=${DIST:-dist}
 ARCHES=("$@")

@@ -42,7 +42,6 @@ if [ "$(cat "$ROOT/.debs" 2>/dev/null)" != "$key" ]; then
 		rm -rf "$tmp"
 	fi
 fi
-NVCC=$DEST/nvidia/cu13/bin/nvcc
 [ -f "$DEST/.version" ] && [ "$(cat "$DEST/.version")" = "$VERSION" ] && exit 0
 tmp=$DEST.tmp.$$
 rm -rf "$tmp"
