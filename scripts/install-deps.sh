@@ -12,7 +12,9 @@ pkgs=(build-essential cmake pkg-config libiberty-dev libinih-dev libcriterion-de
 	ccache meson ninja-build bubblewrap dpkg-dev man-db
 	# The preload library under memcheck and helgrind (tests/e2e/valgrind.sh); its headers give
 	# the library the annotations helgrind needs (preload.h).
-	valgrind)
+	valgrind
+	# The aarch64 wheel's checks run its programs under qemu-user (tests/e2e/wheel.sh).
+	qemu-user-static)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -48,6 +50,9 @@ fi
 # nvcc 13.5 from the package index, merged into one prefix under /var/tmp/nvshim-toolkits (tests
 # only: the toolkit matrix, tests/e2e/toolkit135.sh and api.sh); never fails the setup.
 bash "$(dirname "$0")/fetch-nvcc135.sh"
+# nvcc 13.5 and NVRTC for aarch64, and Debian's arm64 glibc for qemu (tests only: the aarch64
+# wheel's checks in tests/e2e/wheel.sh); never fails the setup.
+bash "$(dirname "$0")/fetch-aarch64.sh"
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDA_HOME:-}" ]; then
 	echo "install-deps: no CUDA toolkit found (nvcc on PATH, \$CUDA_HOME or /usr/local/cuda)" >&2
 	exit 1

@@ -36,6 +36,8 @@ rerun=""   # the command that runs the first failed suite again
 bash scripts/fetch-toolkits.sh
 # nvcc 13.5 for tests/e2e/toolkit135.sh and api.sh (skipped if it cannot be fetched).
 bash scripts/fetch-nvcc135.sh
+# aarch64's nvcc and glibc for the aarch64 wheel's checks under qemu (e2e_wheel, --full only).
+[ $full = 1 ] && bash scripts/fetch-aarch64.sh
 
 # build DIR CMAKE-ARGS...: configures and builds; any warning fails it.
 build() {

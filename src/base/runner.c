@@ -13,13 +13,17 @@
 #ifdef __linux__
 #include <dirent.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #endif
 
 #include <libiberty.h>
 
 #include "base/diag.h"
+
+/* getrandom(2) through syscall(): glibc has the wrapper only from 2.25, and the wheels are built
+ * for 2.17 (docs/packaging.md). A kernel without it (before 3.17) fails it, and the caller falls
+ * back. */
+#define NVSHIM_GRND_NONBLOCK 0x0001
 
 extern char **environ;
 
@@ -282,6 +286,16 @@ static long ll_session(const char *pid)
 
 /* One pass over /proc: sends sig to each marked process of the session (SIGTERM once per pid:
  * `sent` remembers them). Returns how many marked processes were found. */
+/* A record of getdents64(2), the kernel's layout: glibc calls it struct dirent64, musl (which
+ * the wheels' static nvshim is linked with) no longer has that name. */
+struct ll_dirent64 {
+	unsigned long long d_ino;
+	long long d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
 static int ll_sweep(const char *token, size_t toklen, long sid, pid_t self, int sig, pid_t *sent,
 		    size_t *nsent, size_t maxsent)
 {
@@ -295,7 +309,7 @@ static int ll_sweep(const char *token, size_t toklen, long sid, pid_t self, int 
 		if (n <= 0)
 			break;
 		for (long off = 0; off < n;) {
-			struct dirent64 *d = (struct dirent64 *)(void *)(ents + off);
+			struct ll_dirent64 *d = (struct ll_dirent64 *)(void *)(ents + off);
 			off += d->d_reclen;
 			const char *name = d->d_name;
 			pid_t pid = 0;
@@ -422,7 +436,7 @@ static void lifeline_start(void)
 	tried = 1;
 #ifdef __linux__
 	unsigned long long nonce = 0;
-	if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != (ssize_t)sizeof(nonce))
+	if (syscall(SYS_getrandom, &nonce, sizeof(nonce), NVSHIM_GRND_NONBLOCK) != (ssize_t)sizeof(nonce))
 		nonce = (unsigned long long)runner_now_ms() * 2654435761u ^ (unsigned long long)getpid();
 	snprintf(lifeline_token, sizeof(lifeline_token), "%ld.%016llx", (long)getpid(), nonce);
 	int p[2];

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +16,11 @@
 
 #include "base/cache.h"
 #include "base/logfile.h"
+
+/* getrandom(2) through syscall(): glibc has the wrapper only from 2.25, and the wheels are built
+ * for 2.17 (docs/packaging.md). A kernel without it (before 3.17) fails it, and the caller falls
+ * back. */
+#define NVSHIM_GRND_NONBLOCK 0x0001
 
 #define JOURNAL_HEADER "nvshim-stats-journal\t"
 /* The most milliseconds one count holds (some 31,000 years): a line that says more is damaged,
@@ -641,7 +646,7 @@ static char *read_fd(int fd, size_t max, size_t *len)
 static void new_gen(char out[17])
 {
 	unsigned long long r = 0;
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+	if (syscall(SYS_getrandom, &r, sizeof(r), NVSHIM_GRND_NONBLOCK) != (ssize_t)sizeof(r))
 		r = (unsigned long long)time(NULL) * 2654435761u ^ (unsigned long long)getpid() << 32;
 	snprintf(out, 17, "%016llx", r);
 }
