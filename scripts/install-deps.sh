@@ -50,9 +50,8 @@ fi
 # nvcc 13.5 from the package index, merged into one prefix under /var/tmp/nvshim-toolkits (tests
 # only: the toolkit matrix, tests/e2e/toolkit135.sh and api.sh); never fails the setup.
 bash "$(dirname "$0")/fetch-nvcc135.sh"
-# nvcc 13.5 and NVRTC for aarch64, and Debian's arm64 glibc for qemu (tests only: the aarch64
-# wheel's checks in tests/e2e/wheel.sh); never fails the setup.
-bash "$(dirname "$0")/fetch-aarch64.sh"
+# (nvcc 13.5 and NVRTC for aarch64 and Debian's arm64 glibc, for the aarch64 wheel's checks under
+# qemu, are fetched by tests/run-all.sh --full alone: scripts/fetch-aarch64.sh.)
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDA_HOME:-}" ]; then
 	echo "install-deps: no CUDA toolkit found (nvcc on PATH, \$CUDA_HOME or /usr/local/cuda)" >&2
 	exit 1
