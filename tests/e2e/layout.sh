@@ -4,7 +4,8 @@
 # nvToolsExt.h and -lnvToolsExt, in CC mode and nvcc mode. Plain g++ and nvcc 13 fail; through
 # nvshim they build, with one note, objects equal to the hand-fixed line's, and NVTX's ranges
 # reach an injection library (no GPU needed: NVTX loads it without one). A clean compile is the
-# compiler's alone: one run, the same bytes, no note.
+# compiler's alone: one run, the same bytes, no note. Section 5: real projects' files
+# (tests/e2e/fixtures/corpus40/) with their own flags.
 NVSHIM=$1 NVCC=$2
 DIR=${NVSHIM_TOOLKITS:-/var/tmp/nvshim-toolkits} # read before lib.sh clears NVSHIM_*
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -137,5 +138,68 @@ if [ -d "$R12" ] && [ -d "$C12/thrust" ]; then
 else
 	skip "the migrated Makefile with CUDA 12.9's headers" "no CUDA 12.9 wheels in $DIR (scripts/fetch-cccl12.sh)"
 fi
+
+# 5. Real projects' files (tests/e2e/fixtures/corpus40/README.md: upstream paths, commit, license),
+# compiled with the project's own flags: plain stops on the moved file, through nvshim it builds
+# with the note, the project's files untouched, the object the hand-fixed line's. (The plain and
+# hand-fixed compiles run no nvshim: left out of the sanitizer pass, lib.sh.)
+# gap NAME WHY COMMAND...: a check nvshim does not pass yet, reported as TODO (not a failure);
+# one that passes says the gap is closed
+gap() {
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then
+		ok "$name"
+		echo "# gap closed? this check passes although it is marked as a gap: $why"
+	else
+		SKIPPED=$((SKIPPED + 1))
+		echo "not ok - $name # TODO $why"
+	fi
+}
+CCCL_GAP="CC mode holds the compiler's stderr only for a source whose quoted includes reach a CUDA header within two levels (api_host_wanted); here <thrust/complex.h> is three project headers down, through angle includes found in -I directories"
+cp -r "$FIX/../corpus40/abacus-develop" abacus
+(cd abacus && find . -type f -exec sha256sum {} + | sort) >abacus.sum
+ABACUS="-D__CUDA -D__UT_USE_CUDA -Isource -Isource/module_base/module_container"
+# abacus-develop 729059f: a host compile of module_container's memory_impl.cpp, whose
+# base/macros/cuda.h includes <thrust/complex.h> (the move its pull request #7155 fixed by hand)
+unit=source/module_base/module_container/ATen/kernels/memory_impl.cpp
+if [ -z "$SANITIZED" ]; then
+	(cd abacus && g++ $ABACUS -I"$INC" -O3 -DNDEBUG -std=gnu++17 -c "$unit" -o plain.o) 2>abacus_plain.err
+	check "abacus-develop 729059f $unit: plain g++ stops on thrust/complex.h" \
+		sh -c "test ! -e abacus/plain.o && grep -q 'base/macros/cuda.h:7:10: fatal error: thrust/complex.h: No such file' abacus_plain.err"
+fi
+(cd abacus && "$CC_DIR/g++" $ABACUS -I"$INC" -O3 -DNDEBUG -std=gnu++17 -c "$unit" -o shim.o) 2>abacus_shim.err
+gap "abacus-develop $unit: through nvshim (CXX) it builds, with the note" "$CCCL_GAP" \
+	sh -c "test -s abacus/shim.o && grep -q 'thrust/complex.h. not found: CUDA 13.0 moved CCCL.*-I$INC/cccl after $INC.*\[compat.layout\]' abacus_shim.err"
+if [ -z "$SANITIZED" ]; then
+	(cd abacus && g++ $ABACUS -I"$INC" -I"$INC/cccl" -O3 -DNDEBUG -std=gnu++17 -c "$unit" -o hand.o)
+	gap "abacus-develop $unit: the object equals the hand-fixed line's" "$CCCL_GAP" cmp -s abacus/shim.o abacus/hand.o
+fi
+# The same line with nvshim env's CUDA_HOME (the toolkit view) as the toolkit: plain g++ builds it
+if [ -z "$SANITIZED" ]; then
+	(cd abacus && g++ $ABACUS -I"$view/include" -O3 -DNDEBUG -std=gnu++17 -c "$unit" -o view.o) 2>abacus_view.err
+	check "abacus-develop $unit: g++ -I\$CUDA_HOME/include (the view) builds it, with no retry" \
+		sh -c "test -s abacus/view.o -a ! -s abacus_view.err"
+	check "abacus-develop $unit: the view's object equals the hand-fixed line's" cmp -s abacus/view.o abacus/hand.o
+fi
+# abacus-develop 729059f: nvcc on module_hsolver's diag_cusolver.cu, whose diag_cusolver.cuh
+# includes NVTX 2's "nvToolsExt.h"
+unit=source/module_hsolver/kernels/cuda/diag_cusolver.cu
+if [ -z "$SANITIZED" ]; then
+	(cd abacus && "$NVCC" $ABACUS -O3 -DNDEBUG -std=c++14 -arch=sm_90 -c "$unit" -o plain_cu.o) 2>abacus_nvcc.err
+	check "abacus-develop 729059f $unit: plain nvcc stops on nvToolsExt.h" \
+		sh -c "test ! -e abacus/plain_cu.o && grep -q 'diag_cusolver.cuh:5:10: fatal error: nvToolsExt.h: No such file' abacus_nvcc.err"
+fi
+(cd abacus && "$NVSHIM" $ABACUS -O3 -DNDEBUG -std=c++14 -arch=sm_90 -c "$unit" -o shim_cu.o) 2>abacus_cu.err
+check "abacus-develop $unit: through nvshim it builds, with the note" \
+	sh -c "test -s abacus/shim_cu.o && grep -q 'nvToolsExt.h. not found: CUDA 13.0 moved NVTX 2 out for NVTX 3.*\[compat.layout\]' abacus_cu.err"
+if [ -z "$SANITIZED" ]; then
+	(cd abacus && "$NVCC" $ABACUS -O3 -DNDEBUG -std=c++14 -arch=sm_90 -c "$unit" -o hand_cu.o -I"$INC/nvtx3")
+	check "abacus-develop $unit: the object equals the hand-fixed line's" \
+		cmp -s <(normalise abacus/shim_cu.o) <(normalise abacus/hand_cu.o)
+fi
+rm -f abacus/*.o
+check "abacus-develop: the project's files are untouched" \
+	bash -c "cmp -s abacus.sum <(cd abacus && find . -type f -exec sha256sum {} + | sort)"
 
 finish
