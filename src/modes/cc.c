@@ -196,8 +196,11 @@ int cc_main(const char *name, int n, char **args)
 		argv_pushn(&in, args, (size_t)n);
 		/* A C/C++ source that includes the CUDA headers: its errors may be about removed or
 		 * changed CUDA APIs (api.h), so the compiler's stderr is held. */
-		/* A link of -lnvToolsExt likewise: CUDA 13 has no such library (layout.h). */
-		int api = layer && (cuda || (!strcmp(s.cfg.compat, "auto") && layout_links_nvtx(&r.plan.argv)));
+		/* A link of -lnvToolsExt likewise: CUDA 13 has no such library; and a line with a
+		 * CUDA 13 toolkit's include/, which CCCL moved out of (layout.h). */
+		int moved = !strcmp(s.cfg.compat, "auto") &&
+			    (layout_links_nvtx(&r.plan.argv) || layout_host_may_need(&r.plan.argv));
+		int api = layer && (cuda || moved);
 		/* the guard's facts (session.h): the compiler's outputs, its line as given */
 		outputs_of_host(&r.hc, &s.outputs);
 		argv_push(&s.fallback, r.real);

@@ -177,6 +177,22 @@ static const char *include_option(const struct argv *line, size_t i, const char 
 	return NULL;
 }
 
+int layout_host_may_need(const struct argv *line)
+{
+	int found = 0;
+	for (size_t i = 1; i < line->n && !found; i++) {
+		const char *dir;
+		int words;
+		if (!include_option(line, i, &dir, &words))
+			continue;
+		char *thrust = concat(dir, "/cccl/thrust", NULL);
+		found = is_dir(thrust);
+		free(thrust);
+		i += (size_t)words - 1;
+	}
+	return found;
+}
+
 /* The position after the toolkit's include directory on a host compiler's line, its option's
  * kind and the directory as the line spells it (*spelled, xmalloc'ed), or 0 when it is not
  * there. */

@@ -54,6 +54,12 @@ unsigned layout_missing(const char *held, char **header);
 /* 1 if the line links libnvToolsExt: -lnvToolsExt, -l nvToolsExt, --library[=]nvToolsExt. */
 int layout_links_nvtx(const struct argv *line);
 
+/* 1 if an include directory on a host compiler's line (-I, -isystem, -idirafter) is a CUDA 13
+ * toolkit's include/, the one CCCL moved out of (it has cccl/thrust): a compile of that line may
+ * fail on a CCCL header however deep it is included, so CC mode holds its stderr. A stat per
+ * include directory. */
+int layout_host_may_need(const struct argv *line);
+
 /* The line to run again (*out, with argv[0]) for what `need` says on the toolkit at root; `host`:
  * the tool is a host compiler. *added gets what was changed, for the note ("-I/x/include/cccl
  * after /x/include"). cuda12: nvshim's include/nvshim/compat/cuda12, or NULL. Returns 0, or -1 when nothing applies (the directory is not there, the

@@ -127,3 +127,26 @@ Test(layout, fix_nvtx_in_nvcc_mode)
 	argv_release(&a);
 	remove_root();
 }
+
+Test(layout, host_may_need_names_a_cuda13_include_dir)
+{
+	make_root();
+	struct argv a = ARGV_INIT;
+	char *inc = concat(root, "/include", NULL), *joined = concat("-I", root, "/include", NULL);
+	argv_pushv(&a, (const char *const[]){ "g++", "-c", "x.cpp", joined, NULL });
+	cr_assert(!layout_host_may_need(&a), "include/ without cccl/thrust is no CUDA 13 toolkit's");
+	char *thrust = concat(root, "/include/cccl/thrust", NULL);
+	cr_assert_eq(mkdir(thrust, 0755), 0);
+	cr_assert(layout_host_may_need(&a), "-I<toolkit>/include");
+	argv_release(&a);
+	argv_pushv(&a, (const char *const[]){ "g++", "-isystem", inc, "-c", "x.cpp", NULL });
+	cr_assert(layout_host_may_need(&a), "-isystem <toolkit>/include, two words");
+	argv_release(&a);
+	argv_pushv(&a, (const char *const[]){ "g++", "-include", inc, "-I.", "-c", "x.cpp", NULL });
+	cr_assert(!layout_host_may_need(&a), "-include names a file, not a directory to search");
+	argv_release(&a);
+	free(thrust);
+	free(inc);
+	free(joined);
+	remove_root();
+}
