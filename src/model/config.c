@@ -228,6 +228,13 @@ const struct config_item config_items[] = {
 	     "auto chooses it from the CPUs, compilers and memory free at that moment (and GNU make's "
 	     "jobserver), passed in NVCC_APPEND_FLAGS so that no cache key changes; N: auto, at most "
 	     "N; off (or 1): nvcc's default, one pass at a time (rule threads.auto)."),
+	ITEM(memory_budget, CONF_STRING, CONF_NEUTRAL, NULL,
+	     "The memory nvcc's heavy stages (cicc, ptxas, nvlink, cudafe++, the host compiler) of a "
+	     "whole build may use at once: each starts only when its expected peak (learned per source "
+	     "content, target and stage, else from similar stages, else a cautious default) fits what is "
+	     "left; a stage killed for memory runs again alone. Bytes, 24G, 512M, or a percentage of "
+	     "the machine's memory (60%); empty or auto: the memory available when the build starts "
+	     "less a reserve; off: no budget (rules memory.over, memory.rerun)."),
 };
 const size_t config_nitems = sizeof(config_items) / sizeof(config_items[0]);
 _Static_assert(sizeof(config_items) / sizeof(config_items[0]) <= sizeof(((struct config *)0)->origin) /
