@@ -101,7 +101,7 @@ def main():
     nv = os.path.join(build, "libexec/nvshim/bin/nvcc")
     work = tempfile.mkdtemp(prefix="nvshim-membench-")
     flags = ["-std=c++17", "--expt-relaxed-constexpr", "-w", f"-I{src}/include", f"-I{src}/tools/util/include",
-             f"-I{src}/examples/common", "-arch=sm_90a", "-c"]
+             f"-I{src}/examples/common", "-gencode", "arch=compute_90a,code=sm_90a", "-c"]
     example = f"{src}/examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu"
     sources = []
     for i in range(a.jobs):
