@@ -354,9 +354,19 @@ int memgate_parse_journal_line(const char *line, struct memgate_entry *e)
 	if (!line || strlen(line) > 400)
 		return -1;
 	if (sscanf(line, "%lld\t%lld\t%31[^\t]\t%lld\t%lld\t%lld\t%lld\t%31[^\t\n]%n", &v[0], &v[1], kind, &v[2],
-		   &v[3], &v[4], &v[5], flags, &used) != 8 ||
-	    (line[used] && line[used] != '\n'))
+		   &v[3], &v[4], &v[5], flags, &used) != 8)
 		return -1;
+	e->pid = 0;
+	if (line[used] == '\t') {
+		char *end;
+		errno = 0;
+		long long pid = strtoll(line + used + 1, &end, 10);
+		if (errno || end == line + used + 1 || pid < 0 || (*end && *end != '\n'))
+			return -1;
+		e->pid = pid;
+	} else if (line[used] && line[used] != '\n') {
+		return -1;
+	}
 	for (int i = 0; i < 6; i++)
 		if (v[i] < 0)
 			return -1;
@@ -779,8 +789,9 @@ void memgate_journal(const struct memgate *g, const struct memgate_entry *e)
 {
 	char path[4200], line[512];
 	snprintf(path, sizeof(path), "%s/journal", g->ledger);
-	int len = snprintf(line, sizeof(line), "%lld\t%lld\t%s\t%lld\t%lld\t%lld\t%lld\t%s\n", e->start_ms, e->end_ms,
-			   e->kind, e->peak_kb, e->est_kb, e->waited_ms, e->budget_kb, e->flags[0] ? e->flags : "-");
+	int len = snprintf(line, sizeof(line), "%lld\t%lld\t%s\t%lld\t%lld\t%lld\t%lld\t%s\t%lld\n", e->start_ms,
+			   e->end_ms, e->kind, e->peak_kb, e->est_kb, e->waited_ms, e->budget_kb,
+			   e->flags[0] ? e->flags : "-", e->pid);
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return;

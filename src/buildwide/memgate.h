@@ -23,8 +23,9 @@
  * A stage the kernel killed for memory (SIGKILL while /proc/vmstat's oom_kill count rose, or
  * NVSHIM_FAULT=memory_kill for tests) runs again, alone, with a larger estimate (gate.c).
  * What happened is appended to <dir>/journal, one line per stage, for `nvshim stats`:
- *   START_MS<TAB>END_MS<TAB>KIND<TAB>PEAK_KB<TAB>EST_KB<TAB>WAITED_MS<TAB>BUDGET_KB<TAB>FLAGS
+ *   START_MS<TAB>END_MS<TAB>KIND<TAB>PEAK_KB<TAB>EST_KB<TAB>WAITED_MS<TAB>BUDGET_KB<TAB>FLAGS<TAB>PID
  * FLAGS: '-' or letters: o (ran alone over the budget), r (a rerun after a kill), k (killed).
+ * PID: nvcc's parent (the nvshim that waits for it, for its log line); older lines lack it.
  *
  * This module uses nothing but libc, so that the gate can contain it. The parsers are pure and
  * tolerate any bytes (unit tests, fuzz/fuzz_memgate.c). Any failure fails open: the stage runs.
@@ -89,6 +90,7 @@ int memgate_parse_spec(const char *text, struct memgate *g);
 /* One journal line (without its newline): 0 with the fields, else -1. */
 struct memgate_entry {
 	long long start_ms, end_ms, peak_kb, est_kb, waited_ms, budget_kb;
+	long long pid; /* 0: not recorded */
 	char kind[16];
 	char flags[8];
 };

@@ -223,6 +223,7 @@ static int gate_memory_stage(const char *command, enum memgate_kind kind)
 		e.est_kb = est / 1024;
 		e.waited_ms = t.waited_ms;
 		e.budget_kb = t.budget / 1024;
+		e.pid = (long long)getppid();
 		snprintf(e.flags, sizeof(e.flags), "%s%s%s", t.over ? "o" : "", attempt ? "r" : "", oom ? "k" : "");
 		memgate_journal(&gate_mg, &e);
 		if (t.over)

@@ -70,7 +70,9 @@ check "... cicc's peak (from the stage's rusage) is at least what it held: ${pea
 	test "${peak:-0}" -ge $((160 * 1024))
 check "... and learned, per input content, target and stage" \
 	sh -c "ls '$WORK/cache/threads/peaks' | grep -q '^cicc-'"
-"$NV" -c k.cu -o one.o -arch=sm_80
+NVSHIM_LOG_FILE=$WORK/log "$NV" -c k.cu -o one.o -arch=sm_80
+check "the log line lists the compile's heavy stages" \
+	grep -q '"memory_stages":\[.*"cicc: peak [0-9]* MiB, expected [0-9]* MiB, waited [0-9]* ms for memory, budget [0-9]* MiB' log
 est=$(awk -F'\t' '$3 == "cicc" { print $5 }' "$J" | tail -1)
 check "the same compile again expects the learned peak (${est:-?} KiB, not the 2 GiB default)" \
 	test "${est:-0}" -lt $((1024 * 1024))

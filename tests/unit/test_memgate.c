@@ -149,6 +149,14 @@ Test(memgate, journal_summary)
 	cr_assert_eq(s.kills, 1);
 	cr_assert_eq(s.reruns, 1);
 	cr_assert_eq(s.over, 1);
+	struct memgate_entry e;
+	cr_assert_eq(memgate_parse_journal_line("1\t2\tcicc\t3\t4\t5\t6\tkr\t4242", &e), 0, "with nvcc's parent");
+	cr_assert_eq(e.pid, 4242);
+	cr_assert_str_eq(e.flags, "kr");
+	cr_assert_eq(memgate_parse_journal_line("1\t2\tcicc\t3\t4\t5\t6\t-", &e), 0, "an older line");
+	cr_assert_eq(e.pid, 0);
+	cr_assert_eq(memgate_parse_journal_line("1\t2\tcicc\t3\t4\t5\t6\t-\tx", &e), -1);
+	cr_assert_eq(memgate_parse_journal_line("2\t1\tcicc\t3\t4\t5\t6\t-", &e), -1, "ends before it starts");
 	memgate_summarize(j, 1200, 4500, &s);
 	cr_assert_eq(s.stages, 2, "the window");
 	cr_assert_eq(s.peak_sum_kb, 2097152);
