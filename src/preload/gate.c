@@ -218,6 +218,13 @@ static int gate_memory_stage(const char *command, enum memgate_kind kind)
 		e.end_ms = memgate_now_ms();
 		long long peak = (long long)ru.ru_maxrss * 1024;
 		int oom = status != -1 && gate_oom_killed(status, kills, inject);
+		if (!oom && attempt == 0 && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+			/* a stage's own out-of-memory failure (an allocation that failed): it ended in
+			 * error while memory was nearly gone (a twentieth of it left) */
+			long long total, avail;
+			memgate_machine(&total, &avail);
+			oom = total > 0 && avail >= 0 && avail < total / 20;
+		}
 		snprintf(e.kind, sizeof(e.kind), "%s", memgate_kind_name(kind));
 		e.peak_kb = peak / 1024;
 		e.est_kb = est / 1024;
