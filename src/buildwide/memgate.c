@@ -367,8 +367,10 @@ int memgate_parse_journal_line(const char *line, struct memgate_entry *e)
 	} else if (line[used] && line[used] != '\n') {
 		return -1;
 	}
+	/* times in ms up to 2^50, sizes in KiB up to 2^40 (a petabyte): sums of a journal's lines
+	 * cannot overflow */
 	for (int i = 0; i < 6; i++)
-		if (v[i] < 0)
+		if (v[i] < 0 || v[i] > (i == 2 || i == 3 || i == 5 ? (1LL << 40) : (1LL << 50)))
 			return -1;
 	if (v[1] < v[0] || strlen(kind) >= sizeof(e->kind) || strlen(flags) >= sizeof(e->flags))
 		return -1;
