@@ -23,7 +23,8 @@
 #define MIB (1024LL * 1024)
 #define GIB (1024LL * MIB)
 
-static const char *const kind_names[MEMGATE_NKINDS] = { "other", "cicc", "ptxas", "nvlink", "cudafe++", "host" };
+static const char *const kind_names[MEMGATE_NKINDS] = { "other", "cicc", "ptxas", "nvlink", "cudafe++", "host",
+							  "host-E" };
 
 const char *memgate_kind_name(enum memgate_kind k)
 {
@@ -72,7 +73,7 @@ enum memgate_kind memgate_stage_kind(const char *command)
 		const char *h = strstr(base, hosts[i]);
 		size_t hl = strlen(hosts[i]);
 		if (h && (h == base || h[-1] == '-') && (!h[hl] || h[hl] == '-'))
-			return MEMGATE_HOST;
+			return strstr(p, " -E ") ? MEMGATE_HOST_PP : MEMGATE_HOST;
 	}
 	return MEMGATE_OTHER;
 }
@@ -88,6 +89,8 @@ long long memgate_default_peak(enum memgate_kind k)
 	case MEMGATE_CUDAFE:
 	case MEMGATE_HOST:
 		return 1 * GIB;
+	case MEMGATE_HOST_PP:
+		return 512 * MIB;
 	default:
 		return 0;
 	}

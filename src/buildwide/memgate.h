@@ -43,8 +43,10 @@
 /* Entries of the journal kept: it is cut to its newer half past this size. */
 #define MEMGATE_JOURNAL_MAX (1024 * 1024)
 
+/* MEMGATE_HOST: the host compiler's compile of the generated source; MEMGATE_HOST_PP: its
+ * preprocessing runs (-E), a fraction of it, so they are kept apart. */
 enum memgate_kind { MEMGATE_OTHER, MEMGATE_CICC, MEMGATE_PTXAS, MEMGATE_NVLINK, MEMGATE_CUDAFE,
-		    MEMGATE_HOST, MEMGATE_NKINDS };
+		    MEMGATE_HOST, MEMGATE_HOST_PP, MEMGATE_NKINDS };
 
 struct memgate {
 	long long budget; /* bytes; 0: auto */
@@ -52,7 +54,7 @@ struct memgate {
 	char learn[4096];
 };
 
-/* The name of a kind ("cicc", "ptxas", "nvlink", "cudafe++", "host", "other"). */
+/* The name of a kind ("cicc", "ptxas", "nvlink", "cudafe++", "host", "host-E", "other"). */
 const char *memgate_kind_name(enum memgate_kind k);
 /* The kind of a stage command (what nvcc gives system()): its program's base name. */
 enum memgate_kind memgate_stage_kind(const char *command);

@@ -464,7 +464,7 @@ char *nvcc_memory_estimates(const struct session *s)
 		snprintf(g.ledger, sizeof(g.ledger), "%s/mem", dir);
 	char *out = xstrdup("");
 	static const enum memgate_kind kinds[] = { MEMGATE_CICC, MEMGATE_PTXAS, MEMGATE_CUDAFE, MEMGATE_HOST,
-						   MEMGATE_NVLINK };
+						   MEMGATE_HOST_PP, MEMGATE_NVLINK };
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		long long seen = dir ? memgate_similar(&g, kinds[i]) : -1;
 		long long est = memgate_estimate(-1, seen, memgate_default_peak(kinds[i]));

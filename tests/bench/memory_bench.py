@@ -33,7 +33,9 @@ def parse_size(text):
 
 
 def sample_rss():
-    total = 0
+    """The summed resident memory of the compilers this benchmark started (its descendants: the
+    machine may be compiling other things)."""
+    procs = {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -41,8 +43,20 @@ def sample_rss():
             with open(f"/proc/{pid}/stat") as f:
                 stat = f.read()
             comm = stat[stat.index("(") + 1:stat.rindex(")")]
-            if comm not in COMPILERS:
-                continue
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+            procs[int(pid)] = (comm, ppid)
+        except (OSError, ValueError, IndexError):
+            pass
+    me, total = os.getpid(), 0
+    for pid, (comm, ppid) in procs.items():
+        if comm not in COMPILERS:
+            continue
+        q = ppid
+        while q > 1 and q != me and q in procs:
+            q = procs[q][1]
+        if q != me:
+            continue
+        try:
             with open(f"/proc/{pid}/statm") as f:
                 total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         except (OSError, ValueError):

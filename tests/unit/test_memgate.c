@@ -68,7 +68,8 @@ Test(memgate, stage_kinds)
 	cr_assert_eq(memgate_stage_kind("ptxas -arch=sm_80 -m64 \"x.ptx\" -o \"x.cubin\""), MEMGATE_PTXAS);
 	cr_assert_eq(memgate_stage_kind("\"/c/bin/nvlink\" -o x"), MEMGATE_NVLINK);
 	cr_assert_eq(memgate_stage_kind("cudafe++ --c++17 x"), MEMGATE_CUDAFE);
-	cr_assert_eq(memgate_stage_kind("gcc -E -x c++ x.cu"), MEMGATE_HOST);
+	cr_assert_eq(memgate_stage_kind("gcc -E -x c++ x.cu"), MEMGATE_HOST_PP, "preprocessing, apart");
+	cr_assert_eq(memgate_stage_kind("gcc -c -x c++ x.cudafe1.cpp -o x.o"), MEMGATE_HOST);
 	cr_assert_eq(memgate_stage_kind("/usr/bin/g++-13 -c x"), MEMGATE_HOST);
 	cr_assert_eq(memgate_stage_kind("x86_64-linux-gnu-g++ -c x"), MEMGATE_HOST);
 	cr_assert_eq(memgate_stage_kind("fatbinary --create x"), MEMGATE_OTHER);
