@@ -85,8 +85,9 @@ long long memgate_default_peak(enum memgate_kind k)
 		return 2 * GIB;
 	case MEMGATE_PTXAS:
 		return 1 * GIB;
-	case MEMGATE_NVLINK:
 	case MEMGATE_CUDAFE:
+		return 3 * GIB / 2; /* a CUTLASS Hopper GEMM's: 1.31 GiB */
+	case MEMGATE_NVLINK:
 	case MEMGATE_HOST:
 		return 1 * GIB;
 	case MEMGATE_HOST_PP:
