@@ -117,6 +117,8 @@ int logfile_write(const char *path, const struct logfile_entry *e)
 	add_array(&o, "argv_in", e->argv_in, 0);
 	add_array(&o, "argv_out", e->argv_out, 0);
 	add_array(&o, "notes", e->notes, 0);
+	if (e->stages)
+		add_array(&o, "memory_stages", e->stages, 0);
 	long maxrss = logfile_peak_kb();
 	snprintf(num, sizeof(num), ",\"status\":%d,\"wall_ms\":%.3f,\"maxrss_kb\":%ld,\"build\":", e->status,
 		 e->wall_ms, maxrss);

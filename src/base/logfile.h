@@ -24,6 +24,7 @@ struct logfile_entry {
 	double wall_ms;
 	const char *build;      /* "<tool> <id>", or NULL */
 	unsigned long quieted;  /* notes not said again in this build */
+	const struct argv *stages; /* nvcc's heavy stages under the memory budget, or NULL */
 };
 
 /* Returns 0, or -1 after a warning. */

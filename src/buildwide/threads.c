@@ -19,6 +19,7 @@
 #include <libiberty.h>
 
 #include "base/cache.h"
+#include "buildwide/memgate.h"
 #include "buildwide/slots.h"
 
 /* ---- the decision ---- */
@@ -650,6 +651,30 @@ int threads_env_gate(const char *lib, unsigned n, const char *dir)
 	return 0;
 }
 
+static int env_mem;      /* MEMGATE_ENV set by threads_env_memgate() */
+static int env_mem_preload; /* and LD_PRELOAD with it */
+
+int threads_env_memgate(const char *lib, const char *spec)
+{
+	if (env_mem || !lib || !spec || getenv(MEMGATE_ENV) || strpbrk(lib, " \t\n:"))
+		return -1;
+	if (!env_gate) {
+		const char *old = getenv("LD_PRELOAD");
+		env_preload_saved = old ? xstrdup(old) : NULL;
+		char *preload = old && *old ? concat(lib, " ", old, NULL) : xstrdup(lib);
+		if (old)
+			setenv(SLOTS_GATE_PRELOAD_ENV, old, 1);
+		else
+			unsetenv(SLOTS_GATE_PRELOAD_ENV);
+		setenv("LD_PRELOAD", preload, 1);
+		free(preload);
+		env_mem_preload = 1;
+	}
+	setenv(MEMGATE_ENV, spec, 1);
+	env_mem = 1;
+	return 0;
+}
+
 unsigned threads_env_added(void)
 {
 	return env_k;
@@ -663,6 +688,14 @@ void threads_env_undo(void)
 		unsetenv(SLOTS_GATE_ENV);
 		unsetenv(SLOTS_GATE_PRELOAD_ENV);
 		env_gate = 0;
+	}
+	if (env_mem) {
+		if (env_mem_preload) {
+			env_restore("LD_PRELOAD", &env_preload_saved);
+			unsetenv(SLOTS_GATE_PRELOAD_ENV);
+		}
+		unsetenv(MEMGATE_ENV);
+		env_mem = env_mem_preload = 0;
 	}
 }
 
@@ -860,6 +893,10 @@ int threads_hold_apply(struct threads_hold *h)
 		h->split = 0;
 		rc = -1;
 	}
+	if (h->mem_spec && threads_env_memgate(h->mem_lib, h->mem_spec)) {
+		free(h->mem_spec);
+		h->mem_spec = NULL;
+	}
 	threads_env_add(h->k, h->split);
 	return rc;
 }
@@ -869,6 +906,9 @@ void threads_hold_release(struct threads_hold *h)
 	free(h->gate_lib);
 	free(h->gate_dir);
 	h->gate_lib = h->gate_dir = NULL;
+	free(h->mem_spec);
+	free(h->mem_lib);
+	h->mem_spec = h->mem_lib = NULL;
 	if (h->tokens) {
 		tokens_give_back();
 		for (int i = 0; i < 3; i++)

@@ -137,6 +137,10 @@ struct threads_hold {
 	char *gate_lib;     /* libnvshim-gate.so, or NULL: no gate */
 	char *gate_dir;     /* its slots */
 	unsigned gate_n;
+	/* the memory budget (buildwide/memgate.h): MEMGATE_ENV's value and the gate library, or
+	 * NULL: none */
+	char *mem_spec;
+	char *mem_lib;
 };
 
 void threads_hold_init(struct threads_hold *h);
@@ -150,6 +154,11 @@ void threads_hold_init(struct threads_hold *h);
  * what threads_env_gate() set). */
 void threads_env_add(unsigned k, unsigned split);
 unsigned threads_env_added(void);
+/* The memory budget for the tools nvshim starts from now on: MEMGATE_ENV set to spec and, unless
+ * threads_env_gate() put it there, `lib` first in LD_PRELOAD (the user's kept as there).
+ * Returns 0, or -1 when it cannot be set (one is set already: an nvshim further up, whose gate
+ * counts; a lib LD_PRELOAD cannot hold). threads_env_undo() takes it back. */
+int threads_env_memgate(const char *lib, const char *spec);
 void threads_env_undo(void);
 /* The gate for the tools nvshim starts from now on: `lib` first in LD_PRELOAD, SLOTS_GATE_ENV
  * naming n slots in dir, the user's LD_PRELOAD kept in SLOTS_GATE_PRELOAD_ENV (the gate puts it

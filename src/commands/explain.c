@@ -133,6 +133,7 @@ int cmd_explain(int n, char **args)
 	struct threads_hold th;
 	threads_hold_init(&th);
 	unsigned threads = nvcc_threads_step(&s, &inv, &plan, &th, 0, &ps, nvcc);
+	char *memory = nvcc_memory_step(&s, &inv, &th, 0);
 	session_add_launcher(&s, launcher_wanted(&inv), &plan);
 	nvcc_modules_launcher(&ps, &plan, nvcc);
 
@@ -195,6 +196,15 @@ int cmd_explain(int n, char **args)
 	if (threads > 1)
 		printf("threads   : --threads %u in NVCC_APPEND_FLAGS (as the machine is now; see the "
 		       "threads.auto note)\n", threads);
+	if (memory) {
+		printf("memory    : heavy stages start when their expected peak fits a budget of %s\n", memory);
+		char *est = nvcc_memory_estimates(&s);
+		printf("estimates : %s\n", est);
+		free(est);
+	} else {
+		printf("memory    : no budget\n");
+	}
+	free(memory);
 	if (ps.mp.hold)
 		printf("on failure: an architecture-related error is probed (each target on its own) and "
 		       "the command retried once\n");

@@ -1,5 +1,6 @@
 #include "commands/commands.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,8 +8,46 @@
 #include <libiberty.h>
 
 #include "base/diag.h"
+#include "base/cache.h"
+#include "buildwide/memgate.h"
 #include "buildwide/stats.h"
+#include "buildwide/threads.h"
 #include "modes/session.h"
+
+static void print_memory_line(const char *what, const struct memgate_summary *m)
+{
+	if (!m->stages) {
+		printf("  %-11s no heavy stage recorded\n", what);
+		return;
+	}
+	printf("  %-11s %llu heavy stages; at most %.2f GiB at once (the peaks of the stages running together), "
+	       "budget %.2f GiB; largest %s %.2f GiB\n", what, m->stages, (double)m->peak_sum_kb / 1048576.0,
+	       (double)m->budget_kb / 1048576.0, m->largest_kind, (double)m->largest_kb / 1048576.0);
+	printf("  %-11s %llu waited for memory (%.1f s in all); %llu killed for memory and run again; %llu ran "
+	       "alone over the budget\n", "", m->waits, (double)m->waited_ms / 1000.0, m->kills, m->over);
+}
+
+/* The memory budget's record (memgate.h): the last build and everything recorded. */
+static void print_memory(const struct session *s, const struct stats *st)
+{
+	char *dir = threads_slot_dir(s->cfg.cache_dir);
+	char *path = dir ? concat(dir, "/mem/journal", NULL) : NULL;
+	char *text = path ? cache_read(path) : NULL;
+	if (text) {
+		struct memgate_summary m;
+		printf("memory (nvcc's heavy stages under the budget, %s):\n", path);
+		if (st->nbuilds) {
+			const struct stats_build *b = &st->builds[st->nbuilds - 1];
+			memgate_summarize(text, b->first * 1000, LLONG_MAX, &m);
+			print_memory_line("last build", &m);
+		}
+		memgate_summarize(text, 0, LLONG_MAX, &m);
+		print_memory_line("recorded", &m);
+	}
+	free(text);
+	free(path);
+	free(dir);
+}
 
 /* `nvshim stats [--json] [--zero]`: the record of what nvshim did (stats.h), like ccache -s and
  * -z. The journal is merged into the summary first, so that the record stays small. */
@@ -55,6 +94,8 @@ int cmd_stats(int n, char **args)
 			stats_print_json(&st, stdout);
 		else
 			stats_print(&st, where, stdout);
+		if (!json)
+			print_memory(&s, &st);
 		stats_release(&st);
 	}
 	free(where);

@@ -228,6 +228,13 @@ const struct config_item config_items[] = {
 	     "auto chooses it from the CPUs, compilers and memory free at that moment (and GNU make's "
 	     "jobserver), passed in NVCC_APPEND_FLAGS so that no cache key changes; N: auto, at most "
 	     "N; off (or 1): nvcc's default, one pass at a time (rule threads.auto)."),
+	ITEM(memory_budget, CONF_STRING, CONF_NEUTRAL, NULL,
+	     "The memory nvcc's heavy stages (cicc, ptxas, nvlink, cudafe++, the host compiler) of a "
+	     "whole build may use at once: each starts only when its expected peak (learned per source "
+	     "content, target and stage, else from similar stages, else a cautious default) fits what is "
+	     "left; a stage killed for memory runs again alone. Bytes, 24G, 512M, or a percentage of "
+	     "the machine's memory (60%); empty or auto: the memory available when the build starts "
+	     "less a reserve; off: no budget (rules memory.over, memory.rerun)."),
 };
 const size_t config_nitems = sizeof(config_items) / sizeof(config_items[0]);
 _Static_assert(sizeof(config_items) / sizeof(config_items[0]) <= sizeof(((struct config *)0)->origin) /
@@ -527,6 +534,10 @@ static long binary_offset(const char *text, size_t len, int *byte)
 
 /* 1 if the text holds nothing but blank lines, comments and [nvshim] section lines (as the
  * installed file that `nvshim config --template` writes does): there is nothing to parse. */
+/* config/nvshim.ini as nvshim was built with it (generated/config_installed.c). */
+extern const long long nvshim_installed_ini_size, nvshim_installed_ini_mtime;
+extern const int nvshim_installed_ini_empty;
+
 static int nothing_set(const char *text)
 {
 	for (const char *p = text; *p;) {
@@ -558,6 +569,15 @@ int config_load_file(struct config *c, const char *path, enum config_layer layer
 	if (fault_inject("config")) {
 		problem(c, "%s: cannot read: injected fault (NVSHIM_FAULT)", path);
 		return 0;
+	}
+	/* The installed defaults as installed (install keeps the time; the size and the time are
+	 * those of the config/nvshim.ini nvshim was built with, which sets nothing): nothing to read
+	 * or parse. An edited file has another time, and is read. */
+	if (layer == LAYER_INSTALL && nvshim_installed_ini_empty && S_ISREG(sb.st_mode) &&
+	    (long long)sb.st_size == nvshim_installed_ini_size &&
+	    (long long)sb.st_mtim.tv_sec == nvshim_installed_ini_mtime) {
+		argv_pushf(&c->files, "%s (%s)", path, layer_names[layer]);
+		return 1;
 	}
 	/* Read once, in one piece: every invocation reads the installed file. */
 	size_t len = 0;

@@ -105,6 +105,9 @@ struct config {
 	char *rules_dir;      /* empty: <prefix>/etc/nvshim/modules.d */
 	/* nvcc's --threads (threads.h). */
 	size_t threads;       /* 0 auto, (size_t)-1 off (THREADS_OFF), N at most N */
+	/* The memory budget of nvcc's heavy stages (buildwide/memgate.h): "" auto, "off", bytes,
+	 * "24G", "60%". */
+	char *memory_budget;
 
 	/* Bookkeeping: not settings. */
 	char *origin[64];          /* per item, "default", "FILE:LINE", "env NVSHIM_X", "option --nvshim-x" */

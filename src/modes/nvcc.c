@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libiberty.h>
 
@@ -14,6 +15,7 @@
 #include "buildwide/once.h"
 #include "base/runner.h"
 #include "buildwide/stats.h"
+#include "buildwide/memgate.h"
 #include "buildwide/slots.h"
 #include "buildwide/threads.h"
 #include "passes/gates.h"
@@ -395,6 +397,90 @@ unsigned nvcc_threads_step(const struct session *s, const struct invocation *giv
 	return k;
 }
 
+/* The memory budget (buildwide/memgate.h): the gate in front of every nvcc that compiles or
+ * links, so that its heavy stages start only when their expected peak fits. Fails open: any
+ * problem leaves the compile as it was. Returns the budget text for explain (xmalloc'ed), or
+ * NULL when there is none. */
+char *nvcc_memory_step(const struct session *s, const struct invocation *given, struct threads_hold *hold,
+		       int acquire)
+{
+	const char *v = s->cfg.memory_budget ? s->cfg.memory_budget : "";
+	long long bytes = 0, total = -1, avail = -1;
+	if (given->info || given->dryrun || given->mode == MODE_PREPROCESS || fault_inject("memory"))
+		return NULL;
+	if (strchr(v, '%'))
+		memgate_machine(&total, &avail);
+	if (memgate_parse_budget(v, total, &bytes)) {
+		warning("memory_budget: '%s' is not a size (bytes, 24G, 60%%, auto or off); no memory budget", v);
+		return NULL;
+	}
+	if (bytes < 0)
+		return NULL;
+	if (s->cfg.launcher && *s->cfg.launcher) {
+		const char *base = lbasename(s->cfg.launcher);
+		/* sccache runs nvcc's stages itself; a distributed compile runs elsewhere */
+		if (!strcmp(base, "sccache") || !strcmp(base, "distcc") || !strcmp(base, "icecc") ||
+		    !strcmp(base, "pump"))
+			return NULL;
+	}
+	char *dir = threads_slot_dir(s->cfg.cache_dir);
+	char *lib = dir ? session_gate_library(&s->self) : NULL;
+	char *text = NULL;
+	if (lib && threads_gate_possible(lib, dir)) {
+		char *ledger = concat(dir, "/mem", NULL);
+		char *learn = concat(dir, "/peaks", NULL);
+		char *spec = xasprintf("%lld:%s:%s", bytes, ledger, learn);
+		struct memgate probe;
+		if (!memgate_parse_spec(spec, &probe)) {
+			if (acquire) {
+				mkdir(dir, 0700);
+				hold->mem_spec = spec;
+				hold->mem_lib = lib;
+				spec = NULL;
+				lib = NULL;
+			}
+			if (bytes > 0) {
+				text = xasprintf("%lld MiB (memory_budget = %s)", bytes >> 20, v);
+			} else {
+				memgate_machine(&total, &avail);
+				text = xasprintf("%lld MiB (auto: the memory available, %lld MiB, less a reserve)",
+						 memgate_default_budget(avail) >> 20, avail >> 20);
+			}
+		}
+		free(spec);
+		free(ledger);
+		free(learn);
+	}
+	free(lib);
+	free(dir);
+	return text;
+}
+
+char *nvcc_memory_estimates(const struct session *s)
+{
+	char *dir = threads_slot_dir(s->cfg.cache_dir);
+	struct memgate g;
+	memset(&g, 0, sizeof(g));
+	if (dir)
+		snprintf(g.ledger, sizeof(g.ledger), "%s/mem", dir);
+	char *out = xstrdup("");
+	static const enum memgate_kind kinds[] = { MEMGATE_CICC, MEMGATE_PTXAS, MEMGATE_CUDAFE, MEMGATE_HOST,
+						   MEMGATE_HOST_PP, MEMGATE_NVLINK };
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		long long seen = dir ? memgate_similar(&g, kinds[i]) : -1;
+		long long est = memgate_estimate(-1, seen, memgate_default_peak(kinds[i]));
+		char *next = xasprintf("%s%s%s %lld MiB (%s)", out, i ? ", " : "", memgate_kind_name(kinds[i]), est >> 20,
+				       seen > 0 ? "the largest of this build" : "the default");
+		free(out);
+		out = next;
+	}
+	char *next = xasprintf("%s; a stage this source ran before: its learned peak (per input content, "
+			       "target and stage)", out);
+	free(out);
+	free(dir);
+	return next;
+}
+
 /* ---- the run ---- */
 
 /* Whether a note is about the whole build rather than one source, link or command line: the
@@ -689,6 +775,7 @@ int nvcc_execute(struct session *s, const char *nvcc, const struct invocation *i
 		compat_dryrun_apply(&cx, plan, 1, NULL);
 	}
 	nvcc_threads_step(s, inv, plan, &th, 1, ps, nvcc);
+	free(nvcc_memory_step(s, inv, &th, 1));
 	nvcc_print_notes(s, plan);
 	if (!plan->notes.n)
 		diag_note(VERBOSITY_VERBOSE, "nothing to change: the arguments go to nvcc as given");

@@ -67,6 +67,12 @@ void nvcc_modules_launcher(struct nvcc_passes *ps, const struct plan *plan, cons
  * nvcc, also --split-compile S (hold->split, note threads.split): each cicc and ptxas stage gets
  * one thread for its slot and one for each slot free when it starts, up to S (preload/gate.h);
  * `ps` and `nvcc` give the toolkit's version (the option is nvcc 11.8's). */
+/* The memory budget: the gate with MEMGATE_ENV for nvcc (acquire: in hold). Returns the budget
+ * as text for explain (xmalloc'ed), or NULL when no budget applies. */
+char *nvcc_memory_step(const struct session *s, const struct invocation *inv, struct threads_hold *hold,
+		       int acquire);
+/* What each kind of heavy stage is expected to peak at now, as text (xmalloc'ed). */
+char *nvcc_memory_estimates(const struct session *s);
 unsigned nvcc_threads_step(const struct session *s, const struct invocation *inv, struct plan *plan,
 			   struct threads_hold *hold, int acquire, struct nvcc_passes *ps, const char *nvcc);
 

@@ -16,7 +16,9 @@
 #include "machine/launcher.h"
 #include "base/logfile.h"
 #include "base/runner.h"
+#include "buildwide/memgate.h"
 #include "buildwide/stats.h"
+#include "buildwide/threads.h"
 #include "model/outputs.h"
 #include "preload/gate.h"
 
@@ -270,6 +272,32 @@ int session_guard(struct session *s, struct plan *plan, int changed, int status,
 	return res.status;
 }
 
+/* The heavy stages of the nvcc this process waited for, from the memory budget's journal
+ * (buildwide/memgate.h): the lines nvcc's gate wrote with this process as nvcc's parent, in
+ * the last `wall_ms`. */
+static void session_memory_stages(const struct session *s, double wall_ms, struct argv *out)
+{
+	char *dir = threads_slot_dir(s->cfg.cache_dir);
+	char *path = dir ? concat(dir, "/mem/journal", NULL) : NULL;
+	char *text = path ? cache_read(path) : NULL;
+	long long since = memgate_now_ms() - (long long)wall_ms - 1000;
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		struct memgate_entry e;
+		if (!memgate_parse_journal_line(line, &e) && e.pid == (long long)getpid() && e.start_ms >= since)
+			argv_pushf(out, "%s: peak %lld MiB, expected %lld MiB, waited %lld ms for memory, budget %lld MiB, "
+				   "%lld ms%s%s%s", e.kind, e.peak_kb >> 10, e.est_kb >> 10, e.waited_ms, e.budget_kb >> 10,
+				   e.end_ms - e.start_ms, strchr(e.flags, 'o') ? ", alone over the budget" : "",
+				   strchr(e.flags, 'r') ? ", run again" : "", strchr(e.flags, 'k') ? ", killed for memory" : "");
+		line = nl ? nl + 1 : NULL;
+	}
+	free(text);
+	free(path);
+	free(dir);
+}
+
 /* After nvcc ran: the log line (log_file), the record (stats), and the exit status (1 when
  * strict made a warning an error). */
 int session_ran(const struct session *s, const struct plan *plan, const struct argv *argv_in, int status)
@@ -289,9 +317,13 @@ int session_ran(const struct session *s, const struct plan *plan, const struct a
 		const struct build *b = build_current(session_env);
 		char *build = b ? concat(b->tool, " ", b->id, NULL) : NULL;
 		stats_process_counts(&probes, &hits, &quieted);
+		double wall = runner_now_ms() - s->start_ms;
+		struct argv stages = ARGV_INIT;
+		session_memory_stages(s, wall, &stages);
 		struct logfile_entry e = { plan->tool, argv_in, &plan->argv, &notes, status,
-					   runner_now_ms() - s->start_ms, build, quieted };
+					   wall, build, quieted, stages.n ? &stages : NULL };
 		logfile_write(s->cfg.log_file, &e);
+		argv_release(&stages);
 		free(build);
 	}
 	session_record(s, plan);

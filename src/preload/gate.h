@@ -20,6 +20,13 @@
  * nvcc's stages see the user's environment. It exports system() alone, uses libc and libdl
  * alone, and is built without sanitizers (nvcc is not). A slot it cannot take (the directory
  * gone, no descriptors left) lets the stage run without one: it never fails a compile.
+ *
+ * With MEMGATE_ENV (buildwide/memgate.h; set for every nvcc that compiles or links, one target
+ * or many, SLOTS_GATE_ENV or not) a heavy stage (cicc, ptxas, nvlink, cudafe++, the host
+ * compiler) first waits until its expected peak fits the memory budget, then runs through the
+ * library's own system() (posix_spawn of /bin/sh -c and wait4(), with glibc's handling of
+ * SIGINT, SIGQUIT and SIGCHLD), so that its peak resident memory is measured and learned; a
+ * stage killed for memory runs again, alone.
  */
 #ifndef NVSHIM_GATE_H
 #define NVSHIM_GATE_H

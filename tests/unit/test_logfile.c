@@ -26,7 +26,7 @@ Test(logfile, one_line_per_invocation_appended)
 	argv_push(&in, "a \"q\".cu");
 	argv_copy(&out, &in);
 	argv_push(&notes, "dropped sm_70 (rule targets.unsupported)");
-	struct logfile_entry e = { "/usr/local/cuda/bin/nvcc", &in, &out, &notes, 2, 12.5, NULL, 0 };
+	struct logfile_entry e = { "/usr/local/cuda/bin/nvcc", &in, &out, &notes, 2, 12.5, NULL, 0, NULL };
 	cr_assert_eq(logfile_write(path, &e), 0);
 	e.status = 0;
 	cr_assert_eq(logfile_write(path, &e), 0);
@@ -56,7 +56,7 @@ Test(logfile, one_line_per_invocation_appended)
 Test(logfile, unwritable_log_is_a_warning_not_a_failure)
 {
 	struct argv a = ARGV_INIT;
-	struct logfile_entry e = { "x", &a, &a, &a, 0, 0, NULL, 0 };
+	struct logfile_entry e = { "x", &a, &a, &a, 0, 0, NULL, 0, NULL };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
