@@ -82,7 +82,9 @@ long long memgate_default_peak(enum memgate_kind k)
 {
 	switch (k) {
 	case MEMGATE_CICC:
-		return 2 * GIB;
+		/* flash-attn 2.8.3's backward kernels: 6.05 GiB (on an H200 machine); a budget must
+		 * hold a build's first wave, before any peak is known */
+		return 6 * GIB;
 	case MEMGATE_PTXAS:
 		return 1 * GIB;
 	case MEMGATE_CUDAFE:
@@ -495,7 +497,46 @@ long long memgate_now_ms(void)
 
 /* ---- the ledger ---- */
 
-/* Sums the expected peaks of the stages running; removes stale entries. */
+long long memgate_parse_statm(const char *text)
+{
+	long long size, resident;
+	if (!text || sscanf(text, "%lld %lld", &size, &resident) != 2 || resident < 0)
+		return -1;
+	return resident;
+}
+
+/* A process's resident bytes, or 0. */
+static long long resident_of(long pid)
+{
+	char path[64], buf[128];
+	snprintf(path, sizeof(path), "/proc/%ld/statm", pid);
+	if (read_into(path, buf, sizeof(buf)))
+		return 0;
+	long long pages = memgate_parse_statm(buf);
+	return pages > 0 ? pages * sysconf(_SC_PAGESIZE) : 0;
+}
+
+/* The resident bytes of a stage's process and its children (the shell, the stage program, what
+ * that one starts), two levels through /proc/PID/task/PID/children. */
+static long long tree_resident(long pid, int depth)
+{
+	long long sum = resident_of(pid);
+	char path[96], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", pid, pid);
+	if (depth <= 0 || read_into(path, buf, sizeof(buf)))
+		return sum;
+	for (char *p = buf, *end; *p; p = end) {
+		long child = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (child > 0)
+			sum += tree_resident(child, depth - 1);
+	}
+	return sum;
+}
+
+/* Sums what the stages running take: each one's expected peak, or its resident memory now when
+ * larger; removes stale entries. */
 static long long ledger_sum(const char *dir, unsigned *running)
 {
 	DIR *d = opendir(dir);
@@ -522,6 +563,14 @@ static long long ledger_sum(const char *dir, unsigned *running)
 		close(fd);
 		buf[n > 0 ? n : 0] = '\0';
 		long long v = memgate_parse_bytes(buf);
+		char *nl = strchr(buf, '\n');
+		/* (a pid line not yet whole counts for nothing) */
+		long pid = nl && strchr(nl + 1, '\n') ? strtol(nl + 1, NULL, 10) : 0;
+		if (pid > 0) {
+			long long now = tree_resident(pid, 2);
+			if (now > v)
+				v = now;
+		}
 		sum += v > 0 ? v : 0;
 		(*running)++;
 	}
@@ -594,6 +643,7 @@ void memgate_admit(const struct memgate *g, long long est, int alone, struct mem
 		}
 		if (fits) {
 			t->budget = budget;
+			t->est = est;
 			t->over = budget > 0 && est > budget && !running ? 1 : 0;
 			unsigned n = __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED);
 			snprintf(t->path, sizeof(t->path), "%s/run.%ld.%u", g->ledger, (long)getpid(), n);
@@ -617,6 +667,17 @@ void memgate_admit(const struct memgate *g, long long est, int alone, struct mem
 		sleep_ms(pause);
 		if (pause < 64)
 			pause *= 2;
+	}
+}
+
+void memgate_running(struct memgate_ticket *t, long pid)
+{
+	if (t->fd < 0 || pid <= 0)
+		return;
+	char buf[64];
+	int len = snprintf(buf, sizeof(buf), "%lld\n%ld\n", t->est, pid);
+	if (pwrite(t->fd, buf, (size_t)len, 0) != len) {
+		/* the entry keeps its estimate alone */
 	}
 }
 

@@ -8,8 +8,10 @@
  *             memory.max or v1 memory.limit_in_bytes) when the ledger was last empty, that is when
  *             the build started, less a reserve (memgate_default_budget());
  *   ledger    <dir>/run.<pid>.<n>, one file per stage running, holding its expected peak and
- *             held with flock by its stage (a stage that dies gives its entry back; an entry
- *             whose lock can be taken is stale and removed); <dir>/lock serializes admissions;
+ *             the pid of its process, held with flock by its stage (a stage that dies gives its
+ *             entry back; an entry whose lock can be taken is stale and removed); a running
+ *             stage counts as the larger of its estimate and its resident memory now;
+ *             <dir>/lock serializes admissions;
  *   estimate  the peak learned for this stage (the peak resident memory of the stage's process
  *             tree, from wait4()'s rusage, kept in <learn dir>/<kind>-<key> where the key hashes
  *             the stage's input files' bytes and its target), else the largest peak of the
@@ -130,6 +132,7 @@ struct memgate_ticket {
 	int fd;           /* the held ledger entry, -1: none */
 	char path[4200];
 	long long budget; /* the budget it was admitted under, bytes */
+	long long est;    /* the estimate it was admitted with, bytes */
 	unsigned waited_ms;
 	int over;         /* ran alone over the budget */
 };
@@ -137,8 +140,15 @@ struct memgate_ticket {
 /* Waits until a stage of `est` bytes fits (alone: until no other stage runs), then registers
  * it. Never fails: when the ledger cannot be used, the ticket holds nothing and the stage runs. */
 void memgate_admit(const struct memgate *g, long long est, int alone, struct memgate_ticket *t);
+/* Records in the ledger entry the process that runs the stage (the shell of its command): while
+ * it runs, the entry counts as the larger of its estimate and that process tree's resident
+ * memory now (its own and its children's, /proc), so a stage past its estimate holds back the
+ * next ones. */
+void memgate_running(struct memgate_ticket *t, long pid);
 /* Gives the ledger entry back. */
 void memgate_leave(struct memgate_ticket *t);
+/* /proc/PID/statm: the resident pages (its second field), or -1. */
+long long memgate_parse_statm(const char *text);
 
 /* The learned key of a stage: its kind, its target option and the bytes of its input files
  * (the paths it names that exist, but the one after -o). 0 when no input was read. */

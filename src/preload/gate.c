@@ -92,7 +92,7 @@ static pthread_mutex_t gate_sig_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned gate_sig_refs;
 static struct sigaction gate_old_int, gate_old_quit;
 
-static int gate_spawn(const char *command, struct rusage *ru, int kill_it)
+static int gate_spawn(const char *command, struct rusage *ru, int kill_it, struct memgate_ticket *t)
 {
 	struct sigaction ign;
 	memset(&ign, 0, sizeof(ign));
@@ -126,6 +126,8 @@ static int gate_spawn(const char *command, struct rusage *ru, int kill_it)
 	posix_spawnattr_destroy(&attr);
 	memset(ru, 0, sizeof(*ru));
 	if (!rc) {
+		if (t)
+			memgate_running(t, (long)pid);
 		if (kill_it)
 			kill(pid, SIGKILL);
 		while (wait4(pid, &status, 0, ru) < 0) {
@@ -150,7 +152,7 @@ static int gate_spawn(const char *command, struct rusage *ru, int kill_it)
 }
 
 /* A stage with its CPU slots: the slot logic of the gate, then the stage. */
-static int gate_stage(const char *command, struct rusage *ru, int measured, int kill_it)
+static int gate_stage(const char *command, struct rusage *ru, int measured, int kill_it, struct memgate_ticket *t)
 {
 	int slot = -1;
 	int extra[SLOTS_MAX];
@@ -174,7 +176,7 @@ static int gate_stage(const char *command, struct rusage *ru, int measured, int 
 	}
 	char *split = gate_split ? slots_split_command(command, 1 + nextra) : NULL;
 	const char *run = split ? split : command;
-	int status = measured ? gate_spawn(run, ru, kill_it) : real_system(run);
+	int status = measured ? gate_spawn(run, ru, kill_it, t) : real_system(run);
 	free(split);
 	for (unsigned i = 0; i < nextra; i++)
 		slots_give(extra[i]);
@@ -213,7 +215,7 @@ static int gate_memory_stage(const char *command, enum memgate_kind kind)
 		long long kills = memgate_oom_kills();
 		int inject = gate_fault_kill && attempt == 0 && kind == MEMGATE_CICC;
 		struct rusage ru;
-		status = gate_stage(command, &ru, 1, inject);
+		status = gate_stage(command, &ru, 1, inject, &t);
 		memgate_leave(&t);
 		e.end_ms = memgate_now_ms();
 		long long peak = (long long)ru.ru_maxrss * 1024;
@@ -272,5 +274,5 @@ __attribute__((visibility("default"))) int system(const char *command)
 			return gate_memory_stage(command, kind);
 	}
 	struct rusage ru;
-	return gate_stage(command, &ru, 0, 0);
+	return gate_stage(command, &ru, 0, 0, NULL);
 }

@@ -50,7 +50,7 @@ export NVSHIM_NVCC=$WORK/tk/bin/nvcc
 # ---- settings and explain ----
 out=$("$NVSHIM" explain -c k.cu -o k.o -arch=sm_80 2>&1)
 check "explain: the budget, auto by default" contains "$out" "^memory    : heavy stages start when their expected peak fits a budget of [0-9]* MiB (auto: the memory available"
-check "explain: the estimates per kind of stage" contains "$out" "^estimates : cicc 2048 MiB (the default), ptxas 1024 MiB"
+check "explain: the estimates per kind of stage" contains "$out" "^estimates : cicc 6144 MiB (the default), ptxas 1024 MiB"
 out=$(NVSHIM_MEMORY_BUDGET=24G "$NVSHIM" explain -c k.cu -o k.o -arch=sm_80 2>&1)
 check "explain: memory_budget = 24G" contains "$out" "budget of 24576 MiB (memory_budget = 24G)"
 out=$(NVSHIM_MEMORY_BUDGET=50% "$NVSHIM" explain -c k.cu -o k.o -arch=sm_80 2>&1)
@@ -76,7 +76,7 @@ NVSHIM_LOG_FILE=$WORK/log "$NV" -c k.cu -o one.o -arch=sm_80
 check "the log line lists the compile's heavy stages" \
 	grep -q '"memory_stages":\[.*"cicc: peak [0-9]* MiB, expected [0-9]* MiB, waited [0-9]* ms for memory, budget [0-9]* MiB' log
 est=$(awk -F'\t' '$3 == "cicc" { print $5 }' "$J" | tail -1)
-check "the same compile again expects the learned peak (${est:-?} KiB, not the 2 GiB default)" \
+check "the same compile again expects the learned peak (${est:-?} KiB, not the 6 GiB default)" \
 	test "${est:-0}" -lt $((1024 * 1024))
 
 # ---- several compiles at once under a budget below their sum ----

@@ -19,6 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (psi != -1 && (psi < 0 || psi > 100))
 		abort();
 	(void)memgate_parse_vmstat(s);
+	(void)memgate_parse_statm(s);
 	if (memgate_parse_bytes(s) < -1)
 		abort();
 	char v2[64], v1[64];

@@ -93,6 +93,9 @@ Test(memgate, meminfo_psi_vmstat)
 	cr_assert_eq(memgate_parse_psi("full avg10=x\n"), -1);
 	cr_assert_eq(memgate_parse_vmstat("nr_free_pages 5\noom_kill 3\n"), 3);
 	cr_assert_eq(memgate_parse_vmstat("nr_free_pages 5\n"), -1);
+	cr_assert_eq(memgate_parse_statm("231270 1598 1127 1 0 98304 0\n"), 1598);
+	cr_assert_eq(memgate_parse_statm("231270"), -1);
+	cr_assert_eq(memgate_parse_statm(""), -1);
 }
 
 Test(memgate, cgroup_files)
