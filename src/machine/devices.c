@@ -188,6 +188,24 @@ static void devices_unlock(int fd)
 	}
 }
 
+/* The cache's listing, if it is whole and for this driver: 1 with d filled (*text and *source
+ * its, d->source said); 0 with none of them set. */
+static int from_cache(struct devices *d, const char *path, const char *key, char **text, char **source)
+{
+	*text = path ? cache_read(path) : NULL;
+	if (*text && !parse_listing(d, *text, key, source)) {
+		stats_count_hit();
+		d->source = concat("cache ", path, " (", *source ? *source : "?", ")", NULL);
+		return 1;
+	}
+	free(*text);
+	*text = NULL;
+	free(*source);
+	*source = NULL;
+	d->n = 0;
+	return 0;
+}
+
 void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir, const char *helper)
 {
 	devices_release(d);
@@ -208,34 +226,15 @@ void devices_load(struct devices *d, config_getenv_fn env, const char *cache_dir
 	char *path = cache_dir && *cache_dir ? concat(cache_dir, "/devices", NULL) : NULL;
 	char *source = NULL;
 	int detected = 0;
-	char *text = path ? cache_read(path) : NULL;
-	if (text) {
-		if (!parse_listing(d, text, key, &source)) {
-			stats_count_hit();
-			d->source = concat("cache ", path, " (", source ? source : "?", ")", NULL);
-			goto select;
-		}
-		free(text);
-		text = NULL;
-		free(source);
-		source = NULL;
-	}
-	d->n = 0;
+	char *text = NULL;
+	if (from_cache(d, path, key, &text, &source))
+		goto select;
 	/* One detector at a time per cache: the compiles of a build that start together on a cold
 	 * cache wait for the first one's answer instead of all asking the driver at once. */
 	int lock = path ? devices_lock(cache_dir) : -1;
-	if (lock >= 0 && (text = cache_read(path))) {
-		if (!parse_listing(d, text, key, &source)) {
-			devices_unlock(lock);
-			stats_count_hit();
-			d->source = concat("cache ", path, " (", source ? source : "?", ")", NULL);
-			goto select;
-		}
-		free(text);
-		text = NULL;
-		free(source);
-		source = NULL;
-		d->n = 0;
+	if (lock >= 0 && from_cache(d, path, key, &text, &source)) {
+		devices_unlock(lock);
+		goto select;
 	}
 	if (helper && access(helper, X_OK) == 0) {
 		struct argv args = ARGV_INIT;

@@ -1,4 +1,5 @@
 #include "upgrade/migrate.h"
+#include "base/strbuf.h"
 #include "upgrade/migrate_helpers.h"
 #include "upgrade/migrate_scan.h"
 
@@ -915,30 +916,9 @@ static int edit_cmp(const void *a, const void *b)
 	return x->e < y->e ? -1 : x->e > y->e;
 }
 
-struct sbuf {
-	char *s;
-	size_t n, cap;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	/* No text is that long; said so, gcc's -O3 (-Wstringop-overflow) accepts the copy. */
-	if (n > (size_t)PTRDIFF_MAX / 2)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		b->cap = (b->n + n + 1) * 2;
-		b->s = XRESIZEVEC(char, b->s, b->cap);
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
-static void sb_str(struct sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-
 /* Lines [from, to) of the text with the edits of [e0, e1) applied (only those with guard G_NONE
  * when `plain`). */
-static void apply_lines(struct sbuf *out, const struct mig *m, size_t from, size_t to, size_t e0, size_t e1, int plain)
+static void apply_lines(struct strbuf *out, const struct mig *m, size_t from, size_t to, size_t e0, size_t e1, int plain)
 {
 	size_t pos = from;
 	for (size_t k = e0; k < e1; k++) {
@@ -947,12 +927,12 @@ static void apply_lines(struct sbuf *out, const struct mig *m, size_t from, size
 			continue;
 		if (e->b < pos)
 			continue; /* overlapping: the first wins */
-		sb_add(out, m->sc.s + pos, e->b - pos);
-		sb_str(out, e->text);
+		strbuf_add(out, m->sc.s + pos, e->b - pos);
+		strbuf_addstr(out, e->text);
 		pos = e->e;
 	}
 	if (pos < to)
-		sb_add(out, m->sc.s + pos, to - pos);
+		strbuf_add(out, m->sc.s + pos, to - pos);
 }
 
 static void memo_release(struct mig *m)
@@ -1326,7 +1306,7 @@ void migrate_text_with(const char *text, size_t len, const struct argv *known, c
 	qsort(m.v, m.n, sizeof(m.v[0]), edit_cmp);
 	/* Regions of whole lines: the lines an edit touches, joined when they overlap; a region is
 	 * guarded when one of its edits is. */
-	struct sbuf b = { NULL, 0, 0 };
+	struct strbuf b = STRBUF_INIT;
 	size_t pos = 0; /* bytes copied */
 	/* The helpers, after the leading #includes (or at the top). */
 	size_t helper_at = sc->last_include_end;
@@ -1350,27 +1330,27 @@ void migrate_text_with(const char *text, size_t len, const struct argv *known, c
 	    m.includes.n || add_prop || add_identity || add_tex) {
 		if (m.v[0].b < helper_at)
 			helper_at = sc->line_start[migrate_scan_line(sc, m.v[0].b) - 1];
-		sb_add(&b, text, helper_at);
+		strbuf_add(&b, text, helper_at);
 		pos = helper_at;
 		if (helper_at && text[helper_at - 1] != '\n')
-			sb_str(&b, "\n");
+			strbuf_addstr(&b, "\n");
 		for (size_t k = 0; k < m.includes.n; k++) {
 			char *inc = xasprintf("#include <%s> /* nvshim migrate */\n", m.includes.v[k]);
-			sb_str(&b, inc);
+			strbuf_addstr(&b, inc);
 			free(inc);
 		}
 		if (m.need_attr && !has_attr)
-			sb_str(&b, migrate_attr_helper);
+			strbuf_addstr(&b, migrate_attr_helper);
 		if ((m.need_loc & 1) && !has_loc)
-			sb_str(&b, migrate_loc_helper);
+			strbuf_addstr(&b, migrate_loc_helper);
 		if ((m.need_loc & 2) && !has_culoc)
-			sb_str(&b, migrate_culoc_helper);
+			strbuf_addstr(&b, migrate_culoc_helper);
 		if (add_prop)
-			sb_str(&b, migrate_prop_helper);
+			strbuf_addstr(&b, migrate_prop_helper);
 		if (add_identity)
-			sb_str(&b, migrate_identity_helper);
+			strbuf_addstr(&b, migrate_identity_helper);
 		if (add_tex)
-			sb_str(&b, migrate_tex_helper);
+			strbuf_addstr(&b, migrate_tex_helper);
 	}
 	for (size_t k = 0; k < m.n;) {
 		unsigned l0 = migrate_scan_line(sc, m.v[k].b), l1 = migrate_scan_line(sc, m.v[k].e ? m.v[k].e - (m.v[k].e > m.v[k].b) : 0);
@@ -1392,34 +1372,34 @@ void migrate_text_with(const char *text, size_t len, const struct argv *known, c
 		size_t to = l1 < sc->nlines ? sc->line_start[l1] : len;
 		if (from < pos)
 			from = pos;
-		sb_add(&b, text + pos, from - pos);
+		strbuf_add(&b, text + pos, from - pos);
 		if (!gmask) {
 			apply_lines(&b, &m, from, to, k, k1, 0);
 		} else {
-			sb_str(&b, "#if ");
+			strbuf_addstr(&b, "#if ");
 			int first = 1;
 			for (int gi = 1; gi < G_COUNT; gi++)
 				if (gmask & (1u << gi)) {
 					if (!first)
-						sb_str(&b, " && ");
-					sb_str(&b, guard_cond[gi]);
+						strbuf_addstr(&b, " && ");
+					strbuf_addstr(&b, guard_cond[gi]);
 					first = 0;
 				}
-			sb_str(&b, " /* nvshim migrate */\n");
+			strbuf_addstr(&b, " /* nvshim migrate */\n");
 			apply_lines(&b, &m, from, to, k, k1, 0);
 			if (to == len && len && text[len - 1] != '\n')
-				sb_str(&b, "\n");
-			sb_str(&b, "#else\n");
+				strbuf_addstr(&b, "\n");
+			strbuf_addstr(&b, "#else\n");
 			apply_lines(&b, &m, from, to, k, k1, 1);
 			if (to == len && len && text[len - 1] != '\n')
-				sb_str(&b, "\n");
-			sb_str(&b, "#endif");
-			sb_str(&b, to == len && len && text[len - 1] != '\n' ? "" : "\n");
+				strbuf_addstr(&b, "\n");
+			strbuf_addstr(&b, "#endif");
+			strbuf_addstr(&b, to == len && len && text[len - 1] != '\n' ? "" : "\n");
 		}
 		pos = to;
 		k = k1;
 	}
-	sb_add(&b, text + pos, len - pos);
+	strbuf_add(&b, text + pos, len - pos);
 	out->text = b.s;
 	out->len = b.n;
 	for (size_t k = 0; k < m.n; k++)

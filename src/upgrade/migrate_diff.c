@@ -1,31 +1,12 @@
 /* migrate_diff: migrate_diff() (upgrade/migrate.h), the change of one file as a unified diff. */
 #include "upgrade/migrate.h"
+#include "base/strbuf.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <libiberty.h>
-
-struct sbuf {
-	char *s;
-	size_t n, cap;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (n > (size_t)PTRDIFF_MAX / 2)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		b->cap = (b->n + n + 1) * 2;
-		b->s = XRESIZEVEC(char, b->s, b->cap);
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
-static void sb_str(struct sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
 
 struct lines {
 	const char **p;
@@ -58,12 +39,12 @@ static int line_eq(const struct lines *a, size_t i, const struct lines *b, size_
 	return a->n[i] == b->n[j] && !memcmp(a->p[i], b->p[j], a->n[i]);
 }
 
-static void put_line(struct sbuf *o, char mark, const struct lines *l, size_t i)
+static void put_line(struct strbuf *o, char mark, const struct lines *l, size_t i)
 {
-	sb_add(o, &mark, 1);
-	sb_add(o, l->p[i], l->n[i]);
+	strbuf_add(o, &mark, 1);
+	strbuf_add(o, l->p[i], l->n[i]);
 	if (l->p[i][l->n[i] - 1] != '\n')
-		sb_str(o, "\n\\ No newline at end of file\n");
+		strbuf_addstr(o, "\n\\ No newline at end of file\n");
 }
 
 /* Changed blocks, found by walking both texts and, where they differ, looking for the nearest
@@ -157,11 +138,11 @@ char *migrate_diff(const char *path, const char *old, size_t old_len, const char
 		i = bi;
 		j = bj;
 	}
-	struct sbuf o = { NULL, 0, 0 };
-	sb_str(&o, "");
+	struct strbuf o = STRBUF_INIT;
+	strbuf_addstr(&o, "");
 	if (nblk) {
 		char *h = xasprintf("--- %s\n+++ %s\n", path, path);
-		sb_str(&o, h);
+		strbuf_addstr(&o, h);
 		free(h);
 	}
 	const size_t ctx = 3;
@@ -176,7 +157,7 @@ char *migrate_diff(const char *path, const char *old, size_t old_len, const char
 		size_t be = blk[k1 - 1].b1 + (ae - blk[k1 - 1].a1);
 		char *h = xasprintf("@@ -%lu,%lu +%lu,%lu @@\n", (unsigned long)(ae - as ? as + 1 : as),
 				  (unsigned long)(ae - as), (unsigned long)(be - bs ? bs + 1 : bs), (unsigned long)(be - bs));
-		sb_str(&o, h);
+		strbuf_addstr(&o, h);
 		free(h);
 		size_t x = as;
 		for (size_t q = k; q < k1; q++) {
