@@ -797,6 +797,17 @@ void api_read_errors(const char *text, const struct api_table *t, struct api_err
 	}
 }
 
+int api_errors_name_any(const char *text)
+{
+	struct api_errors errs = { NULL, 0 };
+	api_read_errors(text, NULL, &errs);
+	int any = 0;
+	for (size_t i = 0; i < errs.n; i++)
+		any |= errs.v[i].name || errs.v[i].by_call;
+	api_errors_release(&errs);
+	return any;
+}
+
 /* ---- notes ---- */
 
 /* Compares "12.0" with "13.0.88" by major and minor: <0, 0, >0. */
@@ -1018,13 +1029,7 @@ size_t api_explain(const struct api_context *ctx, const char *text, struct argv 
 	if (!ctx->cfg->explain_api || !text)
 		return 0;
 	/* Cheap first: does any error name anything at all? */
-	struct api_errors errs = { NULL, 0 };
-	api_read_errors(text, NULL, &errs);
-	int any = 0;
-	for (size_t i = 0; i < errs.n; i++)
-		any |= errs.v[i].name || errs.v[i].by_call;
-	api_errors_release(&errs);
-	if (!any)
+	if (!api_errors_name_any(text))
 		return 0;
 	struct api_table t;
 	struct argv notes_found = ARGV_INIT;

@@ -112,6 +112,9 @@ void api_errors_release(struct api_errors *e);
  * source line has to be read from the file and has no column: the first of its functions called
  * there. */
 void api_read_errors(const char *text, const struct api_table *t, struct api_errors *out);
+/* 1 if an error in `text` names anything at all (a name, or a call it is about): the cheap
+ * test before the table is read. */
+int api_errors_name_any(const char *text);
 /* The function called at column `col` (0-based) of a source line (xmalloc'ed), or NULL. */
 char *api_callee_at(const char *line, size_t col);
 

@@ -996,13 +996,7 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 	if (!cfg->compat || strcmp(cfg->compat, "auto") || !*held || res->signal || runner_signal())
 		return 0;
 	/* Cheap first: an error about something at all. */
-	struct api_errors errs = { NULL, 0 };
-	api_read_errors(*held, NULL, &errs);
-	int any = 0;
-	for (size_t i = 0; i < errs.n; i++)
-		any |= errs.v[i].name || errs.v[i].by_call;
-	api_errors_release(&errs);
-	if (!any)
+	if (!api_errors_name_any(*held))
 		return 0;
 	if (fault_inject("compat")) {
 		warning("the compatibility layer did not run: injected fault (NVSHIM_FAULT); the compile's "
