@@ -549,6 +549,11 @@ static void do_args(struct mig *m, size_t i, const struct recipe *r, const char 
 		skipped(m, t, name, "not migrated: the call does not close");
 		return;
 	}
+	for (int a = 0; a < n && a < 16; a++)
+		if (args[a][0] >= args[a][1]) {
+			skipped(m, t, name, "not migrated: an empty argument (a macro's, written in later)");
+			return;
+		}
 	int want = r->argc;
 	if (n != want) {
 		/* The new form already (one more, or one less when dropping), or a default argument. */
@@ -753,8 +758,10 @@ static char *span_rewritten(const struct scan *sc, size_t tb, size_t te)
 		free(nm);
 		size_t end;
 		char *sub = r && r->kind == K_TARGS ? targs_rewrite(sc, k, r, &end) : NULL;
-		if (!sub || end >= te)
+		if (!sub || end >= te) {
+			free(sub);
 			continue;
+		}
 		/* (not xasprintf's %.*s: libiberty sizes it with strlen, and the text need not end in NUL) */
 		char *between = migrate_scan_bytes(sc, pos, sc->v[k].b);
 		char *next = concat(acc, between, sub, NULL);

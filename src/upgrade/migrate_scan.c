@@ -328,7 +328,9 @@ int migrate_scan_args(const struct scan *sc, size_t open, size_t *close, size_t 
 
 char *migrate_scan_bytes(const struct scan *sc, size_t b, size_t e)
 {
-	return xstrndup(sc->s + b, e - b);
+	if (e > sc->len)
+		e = sc->len;
+	return b < e ? xstrndup(sc->s + b, e - b) : xstrdup("");
 }
 
 /* The text of tokens [tb, te), as written (blanks at both ends trimmed). */

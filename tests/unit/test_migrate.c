@@ -403,3 +403,15 @@ Test(migrate, texture_references_say_what_to_write)
 	}
 	argv_release(&known);
 }
+
+Test(migrate, an_empty_argument_is_left_as_written)
+{
+	/* A macro's body, where an argument is written in later: nothing to rewrite, one message. */
+	struct migrate_result r;
+	const char *src = "void f() { cudaMemAdvise(p, n, a, ); cudaMemPrefetchAsync(p, n, , s); }\n";
+	cr_assert_str_eq(mig(src, &r), src);
+	cr_assert_eq(r.changes, 0);
+	cr_assert_eq(r.skipped.n, 2);
+	cr_assert(strstr(r.skipped.v[0], "cudaMemAdvise: not migrated: an empty argument"), "%s", r.skipped.v[0]);
+	migrate_result_release(&r);
+}

@@ -1,0 +1,2 @@
+void f(){ cudaMemAdvise(p, n, a, );
+ cudaMemPrefetchAsync(p, n, , s); }
