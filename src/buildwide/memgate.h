@@ -14,9 +14,11 @@
  *             <dir>/lock serializes admissions;
  *   estimate  the peak learned for this stage (the peak resident memory of the stage's process
  *             tree, from wait4()'s rusage, kept in <learn dir>/<kind>-<key> where the key hashes
- *             the stage's input files' bytes and its target), else the largest peak of the
- *             same kind of stage seen in the last hour (<dir>/seen.<kind>), else a cautious
- *             default per kind (memgate_default_peak());
+ *             the stage's input files' bytes and its target), else the peak learned for its
+ *             source's name and target (a rebuild after an edit), else the 80th percentile of
+ *             the peaks of the same kind of stage seen in the last hour (<dir>/seen.<kind>; the
+ *             largest while fewer than four), else a cautious default per kind
+ *             (memgate_default_peak());
  *   brake     live memory: while other stages run, one waits when MemAvailable is below its
  *             estimate plus a small reserve, or when the kernel's memory pressure (PSI, "full
  *             avg10") is above MEMGATE_PSI_BRAKE;
@@ -89,6 +91,13 @@ void memgate_parse_cgroup(const char *text, char *v2, size_t v2size, char *v1, s
 long long memgate_parse_vmstat(const char *text);
 /* A learned-peak record "nvshim-peak 1 KB\n": 0 with *kb, else -1. */
 int memgate_parse_record(const char *text, long long *kb);
+/* The peaks seen of a kind, "nvshim-peaks 1 KB KB ...\n": their count (the first max kept in
+ * kb), else -1. */
+int memgate_parse_peaks(const char *text, long long *kb, int max);
+/* From n peaks (KB): fewer than four, the largest; else the one a fifth of them exceed (their
+ * 80th percentile), bytes; -1 for none. A build's kernels differ widely, and the ledger counts a stage past its estimate at what it holds now. */
+long long memgate_peaks_estimate(const long long *kb, int n);
+#define MEMGATE_SEEN_MAX 64
 /* MEMGATE_ENV: 0 with g filled, else -1. */
 int memgate_parse_spec(const char *text, struct memgate *g);
 /* One journal line (without its newline): 0 with the fields, else -1. */
@@ -150,13 +159,18 @@ void memgate_leave(struct memgate_ticket *t);
 /* /proc/PID/statm: the resident pages (its second field), or -1. */
 long long memgate_parse_statm(const char *text);
 
-/* The learned key of a stage: its kind, its target option and the bytes of its input files
- * (the paths it names that exist, but the one after -o). 0 when no input was read. */
-uint64_t memgate_stage_key(const char *command, enum memgate_kind kind);
+/* The learned keys of a stage: its kind, its target option and the bytes of its input files
+ * (the paths it names that exist, but the one after -o), 0 when no input was read; and in
+ * *by_name (may be NULL) its kind, target and source by name (nvcc's --orig_src_path_name,
+ * else its inputs' names without nvcc's temporary prefix, with the working directory), 0 when
+ * it names none. */
+uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t *by_name);
 /* The learned peak in bytes (-1 none), and recording one (bytes). */
 long long memgate_recall(const struct memgate *g, enum memgate_kind kind, uint64_t key);
 void memgate_learn(const struct memgate *g, enum memgate_kind kind, uint64_t key, long long peak);
-/* The largest peak of a kind seen in the last hour, bytes (-1 none), and recording one. */
+/* Peaks of the same kind seen in the last hour (<ledger>/seen.<kind>, the last
+ * MEMGATE_SEEN_MAX): the estimate of a stage nothing was learned for, bytes (-1 none); and
+ * recording one (bytes). */
 long long memgate_similar(const struct memgate *g, enum memgate_kind kind);
 void memgate_seen(const struct memgate *g, enum memgate_kind kind, long long peak);
 /* Appends one journal line. */

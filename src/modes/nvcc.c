@@ -470,12 +470,12 @@ char *nvcc_memory_estimates(const struct session *s)
 		long long seen = dir ? memgate_similar(&g, kinds[i]) : -1;
 		long long est = memgate_estimate(-1, seen, memgate_default_peak(kinds[i]));
 		char *next = xasprintf("%s%s%s %lld MiB (%s)", out, i ? ", " : "", memgate_kind_name(kinds[i]), est >> 20,
-				       seen > 0 ? "the largest of this build" : "the default");
+				       seen > 0 ? "from the peaks of this build" : "the default");
 		free(out);
 		out = next;
 	}
 	char *next = xasprintf("%s; a stage this source ran before: its learned peak (per input content, "
-			       "target and stage)", out);
+			       "target and stage, else per source name and target)", out);
 	free(out);
 	free(dir);
 	return next;

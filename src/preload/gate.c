@@ -202,8 +202,11 @@ static int gate_oom_killed(int status, long long kills_before, int injected)
  * its peak; killed for memory, it runs again alone (at most twice). */
 static int gate_memory_stage(const char *command, enum memgate_kind kind)
 {
-	uint64_t key = memgate_stage_key(command, kind);
+	uint64_t by_name;
+	uint64_t key = memgate_stage_key(command, kind, &by_name);
 	long long learned = memgate_recall(&gate_mg, kind, key);
+	if (learned <= 0)
+		learned = memgate_recall(&gate_mg, kind, by_name);
 	long long est = memgate_estimate(learned, memgate_similar(&gate_mg, kind), memgate_default_peak(kind));
 	int status = 0;
 	for (int attempt = 0; attempt < 3; attempt++) {
@@ -242,6 +245,7 @@ static int gate_memory_stage(const char *command, enum memgate_kind kind)
 		if (!oom) {
 			if (peak > 0) {
 				memgate_learn(&gate_mg, kind, key, peak);
+				memgate_learn(&gate_mg, kind, by_name, peak);
 				memgate_seen(&gate_mg, kind, peak);
 			}
 			return status;

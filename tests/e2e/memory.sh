@@ -19,7 +19,13 @@ CUDA=$(cd "$(dirname "$NVCC")/.." && pwd)
 export NVSHIM_CACHE_DIR=$WORK/cache
 J=$WORK/cache/threads/mem/journal
 # same_object A B: both built, the same past nvcc's temporary names
-same_object() { test -s "$1" && test -s "$2" && cmp -s <(normalise "$1") <(normalise "$2"); }
+# (where they differ, the first bytes that do and the temporary names are printed as comments)
+same_object() {
+	test -s "$1" && test -s "$2" && cmp -s <(normalise "$1") <(normalise "$2") && return 0
+	cmp -l <(normalise "$1") <(normalise "$2") 2>&1 | head -5 | sed 's/^/# /'
+	strings -a "$1" "$2" | grep -a tmpxft | sed 's/^/# /'
+	return 1
+}
 
 # cicc behind a program that holds HOG_MB of touched memory for a moment, then becomes cicc
 # (exec: the same process, so its peak is the stage's).

@@ -93,6 +93,7 @@ check "a removed field is read for the device cudaGetDeviceProperties was given"
 
 # The Thrust program: migrated, it prints on 13.0 what it printed with CCCL 2.8.
 if [ -z "$SANITIZED" ]; then
+	out13= out12=
 	"$NVCC" old_thrust.cu.o -o new13 2>/dev/null && out13=$(./new13)
 	check "thrust: migrated, built with 13.0: $EXPECT" test "$out13" = "$EXPECT"
 	if [ -d "$C12" ]; then

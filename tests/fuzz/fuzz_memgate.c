@@ -28,6 +28,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!memgate_parse_record(s, &kb) && kb <= 0)
 		abort();
+	long long peaks[MEMGATE_SEEN_MAX];
+	int np = memgate_parse_peaks(s, peaks, MEMGATE_SEEN_MAX);
+	if (np == 0 || np > MEMGATE_SEEN_MAX)
+		abort();
+	for (int i = 0; i < np; i++)
+		if (peaks[i] <= 0)
+			abort();
+	if (np > 0 && memgate_peaks_estimate(peaks, np) <= 0)
+		abort();
 	if (!memgate_parse_budget(s, 1LL << 34, &b) && b < -1)
 		abort();
 	struct memgate g;
