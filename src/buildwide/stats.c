@@ -876,7 +876,7 @@ static void json_counts(const struct stats_counts *c, FILE *out)
 	}
 }
 
-void stats_print_json(const struct stats *st, FILE *out)
+void stats_print_json(const struct stats *st, const char *more, FILE *out)
 {
 	fprintf(out, "{\"since\":%lld,\"total\":{", st->since);
 	json_counts(&st->total, out);
@@ -893,5 +893,5 @@ void stats_print_json(const struct stats *st, FILE *out)
 		json_counts(&b->c, out);
 		fputs(i ? "}," : "}", out);
 	}
-	fputs("]}\n", out);
+	fprintf(out, "]%s%s}\n", more && *more ? "," : "", more ? more : "");
 }

@@ -138,8 +138,9 @@ int stats_load(struct stats *st, const char *cache_dir, int *damaged);
 /* Starts the record again: the summary empty since now, the journal emptied. Returns 0 or -1. */
 int stats_zero(const char *cache_dir);
 
-/* `nvshim stats`: the totals and each build, newest first; and as JSON. */
+/* `nvshim stats`: the totals and each build, newest first; and as JSON, with `more` (NULL or
+ * JSON members, "\"name\":value,...") added to the object. */
 void stats_print(const struct stats *st, const char *where, FILE *out);
-void stats_print_json(const struct stats *st, FILE *out);
+void stats_print_json(const struct stats *st, const char *more, FILE *out);
 
 #endif

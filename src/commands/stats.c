@@ -27,26 +27,52 @@ static void print_memory_line(const char *what, const struct memgate_summary *m)
 	       "alone over the budget\n", "", m->waits, (double)m->waited_ms / 1000.0, m->kills, m->over);
 }
 
-/* The memory budget's record (memgate.h): the last build and everything recorded. */
-static void print_memory(const struct session *s, const struct stats *st)
+/* One summary as JSON members' value. */
+static char *memory_json(const struct memgate_summary *m)
+{
+	return xasprintf("{\"stages\":%llu,\"peak_sum_kib\":%lld,\"budget_kib\":%lld,\"largest_kib\":%lld,"
+			 "\"largest_kind\":\"%s\",\"waits\":%llu,\"waited_ms\":%lld,\"reruns\":%llu,\"kills\":%llu,"
+			 "\"over\":%llu}", m->stages, m->peak_sum_kb, m->budget_kb, m->largest_kb,
+			 m->largest_kind[0] ? m->largest_kind : "", m->waits, m->waited_ms, m->reruns, m->kills, m->over);
+}
+
+/* The memory budget's record (memgate.h): the last build and everything recorded; printed, or
+ * as JSON members (returned, xmalloc'ed; "" when there is no record) when json is set. */
+static char *print_memory(const struct session *s, const struct stats *st, int json)
 {
 	char *dir = threads_slot_dir(s->cfg.cache_dir);
 	char *path = dir ? concat(dir, "/mem/journal", NULL) : NULL;
 	char *text = path ? cache_read(path) : NULL;
+	char *members = xstrdup("");
 	if (text) {
 		struct memgate_summary m;
-		printf("memory (nvcc's heavy stages under the budget, %s):\n", path);
+		char *last = NULL;
+		if (!json)
+			printf("memory (nvcc's heavy stages under the budget, %s):\n", path);
 		if (st->nbuilds) {
 			const struct stats_build *b = &st->builds[st->nbuilds - 1];
 			memgate_summarize(text, b->first * 1000, LLONG_MAX, &m);
-			print_memory_line("last build", &m);
+			if (json)
+				last = memory_json(&m);
+			else
+				print_memory_line("last build", &m);
 		}
 		memgate_summarize(text, 0, LLONG_MAX, &m);
-		print_memory_line("recorded", &m);
+		if (json) {
+			char *all = memory_json(&m);
+			free(members);
+			members = xasprintf("\"memory\":{%s%s%s\"recorded\":%s}", last ? "\"last_build\":" : "",
+					    last ? last : "", last ? "," : "", all);
+			free(all);
+		} else {
+			print_memory_line("recorded", &m);
+		}
+		free(last);
 	}
 	free(text);
 	free(path);
 	free(dir);
+	return members;
 }
 
 /* `nvshim stats [--json] [--zero]`: the record of what nvshim did (stats.h), like ccache -s and
@@ -90,12 +116,14 @@ int cmd_stats(int n, char **args)
 		if (!s.cfg.stats)
 			warning("stats = false (%s): nothing new is recorded",
 				s.cfg.origin[config_item_find("stats") - config_items]);
-		if (json)
-			stats_print_json(&st, stdout);
-		else
+		if (json) {
+			char *memory = print_memory(&s, &st, 1);
+			stats_print_json(&st, memory, stdout);
+			free(memory);
+		} else {
 			stats_print(&st, where, stdout);
-		if (!json)
-			print_memory(&s, &st);
+			free(print_memory(&s, &st, 0));
+		}
 		stats_release(&st);
 	}
 	free(where);

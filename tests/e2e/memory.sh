@@ -129,6 +129,13 @@ check "... cicc stages ran side by side where they fit (most at once: $atonce)" 
 summary=$(NVSHIM_BUILD_ID=x "$NVSHIM" stats 2>&1)
 check "stats: the memory record" contains "$summary" "^memory (nvcc's heavy stages under the budget" \
 	"heavy stages; at most .* GiB at once" "waited for memory (.* s in all); 0 killed for memory"
+json=$(NVSHIM_BUILD_ID=x "$NVSHIM" stats --json 2>&1)
+check "stats --json: the memory record, the same figures" python3 -c '
+import json, sys
+m = json.loads(sys.argv[1])["memory"]["recorded"]
+assert m["stages"] > 0 and m["peak_sum_kib"] >= m["largest_kib"] > 0 and m["largest_kind"], m
+assert m["budget_kib"] == 420 * 1024 and m["kills"] == 0, m
+' "$json"
 
 # ---- a stage killed for memory runs again ----
 rm -f "$J" kill.o

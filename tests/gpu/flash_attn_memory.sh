@@ -74,6 +74,8 @@ open("setup.py", "w").write(src)
 print(f"# kept {len(keep)} kernel files, {len(dropped)} as stubs")
 EOF
 unset MAX_JOBS NVCC_THREADS FLASH_ATTN_CUDA_ARCHS TORCH_CUDA_ARCH_LIST
+# FA_JOBS: MAX_JOBS for a point of the hand-tuned sweep (plain nvcc)
+[ -n "${FA_JOBS:-}" ] && export MAX_JOBS=$FA_JOBS
 export FLASH_ATTENTION_FORCE_BUILD=TRUE NVSHIM_CACHE_DIR=$WORK/cache NVSHIM_BUILD_ID=flash-attn
 if [ "$MODE" = plain ]; then
 	export CUDA_HOME=$(cd "$(dirname "$NVCC")/.." && pwd)
@@ -110,12 +112,21 @@ wait "$sampler"
 rm -f /tmp/.nvshim-fa-stop-$$
 peak=$(sort -n "$WORK/samples" | tail -1)
 jobs=$(grep -o 'MAX_JOBS[^,]*' "$WORK/build.log" | head -1)
-echo "# $label: build status $status in $((t1 - t0)) s; compilers' summed peak $(awk -v p="$peak" 'BEGIN { printf "%.1f GiB", p / 2^30 }') (sampled); ninja jobs: $(python3 -c 'import os; print(max(1, min(os.cpu_count() // 2, int(__import__("psutil").virtual_memory().available / 2**30 / 9))))' 2>/dev/null) (setup.py's own choice, MAX_JOBS unset)"
+echo "# $label${MAX_JOBS:+, MAX_JOBS=$MAX_JOBS}: build status $status in $((t1 - t0)) s; compilers' summed peak $(awk -v p="$peak" 'BEGIN { printf "%.1f GiB", p / 2^30 }') (sampled); ninja jobs: $(python3 -c 'import os; print(max(1, min(os.cpu_count() // 2, int(__import__("psutil").virtual_memory().available / 2**30 / 9))))' 2>/dev/null) (setup.py's own choice, MAX_JOBS unset)"
 grep -E "error|Killed" "$WORK/build.log" | head -5 | sed 's/^/#   /'
 check "$label: flash-attn builds" test "$status" = 0
 if [ "$MODE" != plain ]; then
 	check "... the compilers' summed resident memory stayed within 48G" test "${peak:-0}" -le $((48 << 30))
 	"$NVSHIM" stats 2>/dev/null | sed -n '/^memory/,$p' | sed 's/^/# /'
+	# each kind's stages: how many, their peaks (least, median, most), what they were expected
+	# at (least, most) and the time they waited
+	awk -F'\t' '{ n[$3]++; p[$3] = p[$3] " " $4; e[$3] = e[$3] " " $5; w[$3] += $6 }
+		END { for (k in n) print k, n[k], w[k], p[k], "|", e[k] }' "$NVSHIM_CACHE_DIR/threads/mem/journal" 2>/dev/null |
+		while read -r kind count waited rest; do
+			peaks=$(tr ' ' '\n' <<<"${rest%%|*}" | grep . | sort -n)
+			ests=$(tr ' ' '\n' <<<"${rest#*|}" | grep . | sort -n)
+			echo "# journal: $kind x$count: peaks $(head -1 <<<"$peaks" | awk '{ printf "%.2f", $1 / 2^20 }')/$(sed -n "$(( (count + 1) / 2 ))p" <<<"$peaks" | awk '{ printf "%.2f", $1 / 2^20 }')/$(tail -1 <<<"$peaks" | awk '{ printf "%.2f", $1 / 2^20 }') GiB, expected $(head -1 <<<"$ests" | awk '{ printf "%.2f", $1 / 2^20 }')..$(tail -1 <<<"$ests" | awk '{ printf "%.2f", $1 / 2^20 }') GiB, waited $((waited / 1000)) s"
+		done
 fi
 [ "$status" = 0 ] || { finish; exit; }
 out=$(python3 - 2>&1 <<'EOF'

@@ -409,7 +409,7 @@ Test(stats, json_and_text)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
-	stats_print_json(&st, m);
+	stats_print_json(&st, NULL, m);
 	fclose(m);
 	cr_assert_not_null(strstr(buf, "\"total\":{\"invocations\":1,\"rewritten\":1,\"notes_quieted\":1,"
 				       "\"probes\":2,\"cache_hits\":3,\"added_ms\":0.250,"
