@@ -989,6 +989,19 @@ static int has_options_file(const struct argv *argv)
 	return 0;
 }
 
+const struct argv *compat_flat_line(const struct compat_context *ctx, const struct argv *line, struct argv *buf)
+{
+	argv_init(buf);
+	if (ctx->host || !has_options_file(line))
+		return line;
+	struct invocation inv;
+	invocation_parse(&inv, line->v + 1, line->n - 1, ctx->env);
+	argv_push(buf, line->v[0]);
+	invocation_flatten(&inv, buf);
+	invocation_release(&inv);
+	return buf;
+}
+
 int compat_after_failure(const struct compat_context *ctx, struct plan *plan, struct run_result *res,
 			 char **held)
 {
@@ -1024,16 +1037,8 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 	if (inc) {
 		/* sources in an options file: the retry's line has them on the command line, where
 		 * the layer can put a private copy in their place */
-		struct argv base = ARGV_INIT;
-		const struct argv *given = &plan->argv;
-		if (!ctx->host && has_options_file(&plan->argv)) {
-			struct invocation inv;
-			invocation_parse(&inv, plan->argv.v + 1, plan->argv.n - 1, ctx->env);
-			argv_push(&base, plan->argv.v[0]);
-			invocation_flatten(&inv, &base);
-			invocation_release(&inv);
-			given = &base;
-		}
+		struct argv base;
+		const struct argv *given = compat_flat_line(ctx, &plan->argv, &base);
 		int ok = !compat_layer(given, &d, inc, NULL, ctx->host, ctx->api->nvcc, &l);
 		argv_release(&base);
 		if (!ok)

@@ -120,6 +120,10 @@ struct compat_context {
 	int host;                       /* the tool is a host compiler (CC mode), not nvcc */
 };
 
+/* An nvcc line with its options files' words in their place (invocation_flatten), built in
+ * buf, which the caller releases; the line itself where it reads none (or in CC mode). */
+const struct argv *compat_flat_line(const struct compat_context *ctx, const struct argv *line, struct argv *buf);
+
 /* After a compile `plan` ran and failed (res, *held: its stderr, not yet passed on): decides,
  * and compiles again with the layer where it applies. Returns 1 when that compile passed: *res
  * and *held are then the retry's; 0 otherwise, with both as they were. Adds its notes to plan.

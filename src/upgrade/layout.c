@@ -392,7 +392,11 @@ int layout_after_failure(const struct compat_context *ctx, struct plan *plan, st
 	struct argv line = ARGV_INIT, added = ARGV_INIT;
 	char *compat_inc = need & LAYOUT_TYPES ? compat_include_dir(ctx->api->exe_dir) : NULL;
 	char *cuda12 = compat_inc ? concat(compat_inc, "/nvshim/compat/cuda12", NULL) : NULL;
-	int ok = root && !layout_fix(&plan->argv, need, root, cuda12, ctx->host, &line, &added);
+	/* an -lnvToolsExt or -I in an options file: the retry's line has it on the command line */
+	struct argv flat;
+	const struct argv *given = compat_flat_line(ctx, &plan->argv, &flat);
+	int ok = root && !layout_fix(given, need, root, cuda12, ctx->host, &line, &added);
+	argv_release(&flat);
 	free(compat_inc);
 	free(cuda12);
 	int fixed = 0;

@@ -67,6 +67,11 @@ check "the ranges reach the injection library" \
 "$NVSHIM" -c prof.cu -o prof.o 2>/dev/null
 "$NVCC" -I"$INC/nvtx3" -c prof.cu -o hand_prof.o
 check "nvcc -c: the object equals the hand-fixed line's" cmp -s <(normalise prof.o) <(normalise hand_prof.o)
+# -lnvToolsExt in an options file (-optf): the retry has the file's words on its line, less it
+printf -- '-lnvToolsExt\n' >link.optf
+"$NVSHIM" -o prof_optf prof.cu -optf link.optf 2>optf.err
+check "-lnvToolsExt in an -optf file: builds, no library needed" \
+	sh -c "test -x prof_optf && grep -q -- '-lnvToolsExt taken out' optf.err && ! readelf -d prof_optf | grep -q nvToolsExt"
 
 # 2a. cuda_texture_types.h, gone in 13.0: nvshim's copy of 12.9's two includes.
 printf '#include <cuda_texture_types.h>\n__global__ void k(cudaTextureObject_t t, float *o) { *o = tex1Dfetch<float>(t, 0); }\n' >tex.cu
