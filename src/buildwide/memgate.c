@@ -607,8 +607,9 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
-void memgate_admit(const struct memgate *g, long long est, int alone, struct memgate_ticket *t)
+void memgate_admit(const struct memgate *g, long long est, unsigned flags, struct memgate_ticket *t)
 {
+	int alone = (flags & MEMGATE_ALONE) != 0;
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
 	char lockpath[4200];
@@ -647,6 +648,8 @@ void memgate_admit(const struct memgate *g, long long est, int alone, struct mem
 				budget = stored;
 			}
 		}
+		if (flags & MEMGATE_COLD && budget > 0 && est > budget / 2)
+			est = budget / 2;
 		int fits;
 		if (!running) {
 			fits = 1;

@@ -148,7 +148,13 @@ struct memgate_ticket {
 
 /* Waits until a stage of `est` bytes fits (alone: until no other stage runs), then registers
  * it. Never fails: when the ledger cannot be used, the ticket holds nothing and the stage runs. */
-void memgate_admit(const struct memgate *g, long long est, int alone, struct memgate_ticket *t);
+void memgate_admit(const struct memgate *g, long long est, unsigned flags, struct memgate_ticket *t);
+/* memgate_admit()'s flags: ALONE, it waits until no other stage runs (a rerun after a kill);
+ * COLD, est is the default of its kind (nothing learned or seen): it counts as half the budget
+ * at most, so that a small budget still runs two unknown stages side by side, the ledger
+ * counting each at its resident memory as it grows. */
+#define MEMGATE_ALONE 1u
+#define MEMGATE_COLD 2u
 /* Records in the ledger entry the process that runs the stage (the shell of its command): while
  * it runs, the entry counts as the larger of its estimate and that process tree's resident
  * memory now (its own and its children's, /proc), so a stage past its estimate holds back the

@@ -470,7 +470,7 @@ char *nvcc_memory_estimates(const struct session *s)
 		long long seen = dir ? memgate_similar(&g, kinds[i]) : -1;
 		long long est = memgate_estimate(-1, seen, memgate_default_peak(kinds[i]));
 		char *next = xasprintf("%s%s%s %lld MiB (%s)", out, i ? ", " : "", memgate_kind_name(kinds[i]), est >> 20,
-				       seen > 0 ? "from the peaks of this build" : "the default");
+				       seen > 0 ? "from the peaks of this build" : "the default, at most half the budget");
 		free(out);
 		out = next;
 	}

@@ -207,11 +207,13 @@ static int gate_memory_stage(const char *command, enum memgate_kind kind)
 	long long learned = memgate_recall(&gate_mg, kind, key);
 	if (learned <= 0)
 		learned = memgate_recall(&gate_mg, kind, by_name);
-	long long est = memgate_estimate(learned, memgate_similar(&gate_mg, kind), memgate_default_peak(kind));
+	long long similar = memgate_similar(&gate_mg, kind);
+	long long est = memgate_estimate(learned, similar, memgate_default_peak(kind));
+	unsigned cold = learned <= 0 && similar <= 0 ? MEMGATE_COLD : 0;
 	int status = 0;
 	for (int attempt = 0; attempt < 3; attempt++) {
 		struct memgate_ticket t;
-		memgate_admit(&gate_mg, est, attempt > 0, &t);
+		memgate_admit(&gate_mg, est, attempt > 0 ? MEMGATE_ALONE : cold, &t);
 		struct memgate_entry e;
 		memset(&e, 0, sizeof(e));
 		e.start_ms = memgate_now_ms();
@@ -232,7 +234,7 @@ static int gate_memory_stage(const char *command, enum memgate_kind kind)
 		}
 		snprintf(e.kind, sizeof(e.kind), "%s", memgate_kind_name(kind));
 		e.peak_kb = peak / 1024;
-		e.est_kb = est / 1024;
+		e.est_kb = (t.est ? t.est : est) / 1024;
 		e.waited_ms = t.waited_ms;
 		e.budget_kb = t.budget / 1024;
 		e.pid = (long long)getppid();
@@ -241,7 +243,7 @@ static int gate_memory_stage(const char *command, enum memgate_kind kind)
 		if (t.over)
 			fprintf(stderr, "nvshim note    : %s ran alone over the memory budget (expected peak %lld MiB, "
 				"budget %lld MiB): nothing else of nvshim's was running [memory.over]\n",
-				memgate_kind_name(kind), est >> 20, t.budget >> 20);
+				memgate_kind_name(kind), t.est >> 20, t.budget >> 20);
 		if (!oom) {
 			if (peak > 0) {
 				memgate_learn(&gate_mg, kind, key, peak);

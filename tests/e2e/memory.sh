@@ -56,7 +56,7 @@ export NVSHIM_NVCC=$WORK/tk/bin/nvcc
 # ---- settings and explain ----
 out=$("$NVSHIM" explain -c k.cu -o k.o -arch=sm_80 2>&1)
 check "explain: the budget, auto by default" contains "$out" "^memory    : heavy stages start when their expected peak fits a budget of [0-9]* MiB (auto: the memory available"
-check "explain: the estimates per kind of stage" contains "$out" "^estimates : cicc 6144 MiB (the default), ptxas 1024 MiB"
+check "explain: the estimates per kind of stage" contains "$out" "^estimates : cicc 6144 MiB (the default, at most half the budget), ptxas 1024 MiB"
 out=$(NVSHIM_MEMORY_BUDGET=24G "$NVSHIM" explain -c k.cu -o k.o -arch=sm_80 2>&1)
 check "explain: memory_budget = 24G" contains "$out" "budget of 24576 MiB (memory_budget = 24G)"
 out=$(NVSHIM_MEMORY_BUDGET=50% "$NVSHIM" explain -c k.cu -o k.o -arch=sm_80 2>&1)

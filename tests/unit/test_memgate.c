@@ -195,6 +195,15 @@ Test(memgate, ledger_and_learning)
 	memgate_admit(&g, 5 * GIB, 0, &b);
 	cr_assert_eq(b.over, 1, "alone over the budget: it runs, noted");
 	memgate_leave(&b);
+	/* a cold stage (its kind's default) counts as half the budget at most: two side by side */
+	memgate_admit(&g, 6 * GIB, MEMGATE_COLD, &a);
+	cr_assert_eq(a.est, 3 * GIB / 2, "capped at half the budget");
+	cr_assert_eq(a.over, 0);
+	memgate_admit(&g, 6 * GIB, MEMGATE_COLD, &b);
+	cr_assert_geq(b.fd, 0, "the second runs beside the first");
+	cr_assert_eq(b.est, 3 * GIB / 2);
+	memgate_leave(&a);
+	memgate_leave(&b);
 	/* learning: a key needs an input file */
 	char src[4200], cmd[4400];
 	snprintf(src, sizeof(src), "%s/x.ii", dir);
