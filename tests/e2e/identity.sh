@@ -144,7 +144,9 @@ same "link relocatable objects" -- dc.o -o prog_rdc
 # option nvcc 13.0 lists that is not a mode, a target or an information query, flags as they
 # are and options with a value with a sample value (the others are counted as not drawn).
 # Nothing is to be fixed in any of them: nvcc's output, byte for byte. The quick run takes every
-# fifth (a different fifth each day, said below); E2E_FULL=1 (run-all.sh --full), all.
+# fifth (a different fifth each day, said below); E2E_FULL=1 (run-all.sh --full, CI) every
+# second (a different half each day: two days' runs draw every line); the sanitizer pass,
+# where each line is nvshim's exec path again, every tenth.
 unset EXPECT_FILES
 SHIM=("$SHIM_NVCC")
 mapfile -t DRAWN < <(python3 - "${NVSHIM_SOURCE_DIR:-$(dirname "$0")/../..}/src/model/options.c" <<'PY'
@@ -186,17 +188,17 @@ for name, short, flags, kind in re.findall(r'\{ "([^"]+)", (NULL|"[^"]*"), ([^,]
 PY
 )
 drawn=0 not_drawn=()
-# (The sanitizer pass, where each line is nvshim's exec path again, every tenth.)
 every=5
+[ -n "${E2E_FULL:-}" ] && every=2
 [ -n "$SANITIZED" ] && every=10
-day=$(( $(date +%j) % every ))
+day=$(( 10#$(date +%j) % every ))
 for i in "${!DRAWN[@]}"; do
 	opt=${DRAWN[$i]}
 	if [ "${opt:0:1}" = "#" ]; then
 		not_drawn+=("${opt:1}")
 		continue
 	fi
-	[ -n "${E2E_FULL:-}" ] || [ $((i % every)) -eq $day ] || continue
+	[ $((i % every)) -eq $day ] || continue
 	drawn=$((drawn + 1))
 	same "option table: $opt" -- -c kernel.cu -o opt.o "$opt"
 done
