@@ -29,6 +29,8 @@ jobs=$(nproc)
 # nvcc's processes, so one more than the cores keeps them busy.
 ctest_jobs=${NVSHIM_TEST_JOBS:-$((jobs + 1))}
 started=$(date +%s)
+# "12 min in": each step's start, for a run that was slow
+since() { echo "$(( ($(date +%s) - started) / 60 )) min in"; }
 failed=()  # "suite (variant)"
 rerun=""   # the command that runs the first failed suite again
 
@@ -53,7 +55,7 @@ suites() {
 	local variant=$1 dir=$2 log name before=${#failed[@]}
 	shift 2
 	log="$dir/ctest.log"
-	echo "== $variant tests"
+	echo "== $variant tests ($(since))"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir "$dir" --output-on-failure --timeout 1500 -j"$ctest_jobs" "$@" 2>&1 | tee "$log"
 	local rc=${PIPESTATUS[0]}
@@ -73,7 +75,7 @@ suites() {
 # build_or_fail VARIANT DIR CMAKE-ARGS...
 build_or_fail() {
 	local variant=$1
-	echo "== $variant build"
+	echo "== $variant build ($(since))"
 	shift
 	build "$@" && return 0
 	failed+=("the $variant build")
@@ -109,7 +111,7 @@ if [ $full = 1 ]; then
 		echo "fuzz: no clang"
 		failed+=("the fuzz build (no clang)")
 	elif CC=clang build_or_fail fuzz "$dir" -DCMAKE_BUILD_TYPE=Debug -DNVSHIM_FUZZ=ON; then
-		echo "== fuzz"
+		echo "== fuzz ($(since))"
 		seconds=${NVSHIM_FUZZ_SECONDS:-30}
 		mkdir -p "$dir/findings"
 		# One target: mutates a copy of its corpus; prints one ok / not ok line.

@@ -53,8 +53,8 @@ check "driver-link: recompiled and explained" grep -q "uses too much shared data
 vg memcheck proc-address "$T/link_driver" --load=procaddress "$S/shared_too_much.cu"
 check "proc-address: explained" grep -q "uses too much shared data" "$WORK/proc-address.err"
 # Threads: compiles from 4 threads, half of them fixed by a rule.
-NVSHIM_DEVICES=90 vg helgrind threads "$T/rtc_threads" 4 16
-check "threads: all compiles good" grep -q "^ok 16 compiles in .* 0 failed" "$WORK/threads.out"
+NVSHIM_DEVICES=90 vg helgrind threads "$T/rtc_threads" 4 8
+check "threads: all compiles good" grep -q "^ok 8 compiles in .* 0 failed" "$WORK/threads.out"
 # nvshim's own signal handling (runner.c): a compile with stderr held, SIGTERM to nvshim's pid
 # mid-compile; nvshim passes it on to nvcc, waits and ends with nvcc's 255. Under helgrind (the
 # handler against the code it interrupts); nvcc itself runs natively. Not memcheck: nvshim is
