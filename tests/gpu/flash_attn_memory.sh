@@ -13,6 +13,8 @@
 # stub that throws (FA_SUBSET names the kept files instead).
 #
 #   bash tests/gpu/flash_attn_memory.sh NVSHIM SDIST_DIR [nvshim|plain]
+# FA_JOBS=N: MAX_JOBS for the build (a point of the hand-tuned sweep, with plain). With nvshim
+# it prints, from the budget's journal, each kind of stage's peaks and what they were expected at.
 # SDIST_DIR holds flash_attn-2.8.3.tar.gz and the wheels the build needs without a network
 # (ninja, psutil, packaging, einops, wheel), fetched on a machine with one by
 #   python3 -m pip download --only-binary :all: --no-deps -d DIR ninja psutil packaging einops wheel
