@@ -102,7 +102,7 @@ if [ $full = 1 ]; then
 	fi
 
 	# Fuzzing: every parser of outside input under libFuzzer with ASan+UBSan,
-	# NVSHIM_FUZZ_SECONDS (default 30) each, starting from its corpus in tests/fuzz/corpus
+	# NVSHIM_FUZZ_SECONDS (default 20) each, starting from its corpus in tests/fuzz/corpus
 	# (copied: the run's new inputs stay out of the tree). Any crash, leak or sanitizer report
 	# fails the run; the input that caused it is left in build-test-fuzz/findings/ to add to the
 	# corpus once fixed.
@@ -112,7 +112,7 @@ if [ $full = 1 ]; then
 		failed+=("the fuzz build (no clang)")
 	elif CC=clang build_or_fail fuzz "$dir" -DCMAKE_BUILD_TYPE=Debug -DNVSHIM_FUZZ=ON; then
 		echo "== fuzz ($(since))"
-		seconds=${NVSHIM_FUZZ_SECONDS:-30}
+		seconds=${NVSHIM_FUZZ_SECONDS:-20}
 		mkdir -p "$dir/findings"
 		# One target: mutates a copy of its corpus; prints one ok / not ok line.
 		fuzz_one() {
@@ -148,7 +148,7 @@ if [ $full = 0 ]; then
 	echo "Not run here (bash tests/run-all.sh --full runs them, as CI does, in under an hour):"
 	echo "  - the ASan+UBSan build and every suite again under it (build-test-asan)"
 	echo "  - the suites labelled full: ${left:-none} (ctest --test-dir build-test-release -L full)"
-	echo "  - fuzzing: each tests/fuzz target for NVSHIM_FUZZ_SECONDS (30) s under libFuzzer (the corpus replays, fuzz_replay_*, did run)"
+	echo "  - fuzzing: each tests/fuzz target for NVSHIM_FUZZ_SECONDS (20) s under libFuzzer (the corpus replays, fuzz_replay_*, did run)"
 	echo "  - the GPU checks need a GPU (the gpu suite skips without one): tests/gpu/run.sh"
 fi
 if [ "${#failed[@]}" -gt 0 ]; then
