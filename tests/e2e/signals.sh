@@ -30,7 +30,9 @@ for a in 80 86 89 90 75; do PGEN+=(-gencode "arch=compute_$a,code=sm_$a"); done
 SIGNALS=(TERM INT HUP QUIT)
 # (The sanitizer pass: TERM and INT, one of each behaviour: nvshim's one handler takes all four,
 # and serial nvcc ends on TERM and HUP, and finishes through INT and QUIT.)
-[ -n "$SANITIZED" ] && SIGNALS=(TERM INT)
+# The signals that end nvcc, for a compile signalled during nvcc's run of a probing compile.
+ENDING=(TERM HUP)
+[ -n "$SANITIZED" ] && SIGNALS=(TERM INT) ENDING=(TERM)
 N=0
 
 LIMIT=${SIGNALS_LIMIT:-60}
@@ -152,7 +154,7 @@ for sig in "${SIGNALS[@]}"; do
 done
 start_run TERM "$CICC" -- env NVSHIM_LOG_FILE="$WORK/log.jsonl" "$NVSHIM" -c slow.cu "${GEN[@]}" -o %D/k.o
 R[log]=$D
-for sig in TERM HUP; do
+for sig in "${ENDING[@]}"; do
 	start_run "$sig" "$CICC" -- "$NVSHIM" -c probe.cu "${PGEN[@]}" -o %D/k.o
 	R[probenvcc.$sig]=$D
 done
@@ -227,7 +229,7 @@ fi
 # verdict is recorded, nothing is retried, and the compile's own failure stands, as plain nvcc
 # reported it before the signal.
 check "probe.cu: plain nvcc fails on it" test "$PROBE_ST" -ne 0
-for sig in TERM HUP; do
+for sig in "${ENDING[@]}"; do
 	load_run "${R[probenvcc.$sig]}"
 	verify "probe, during nvcc" "$sig" "${PST[$sig]}" "${POBJ[$sig]}" "${PERR[$sig]}"
 	check "probe, during nvcc, SIG$sig: nothing probed, no verdict" test -z "$(find "$D/cache" -name '*.verdict')"
