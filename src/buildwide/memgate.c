@@ -316,17 +316,27 @@ long long memgate_parse_vmstat(const char *text)
 	return -1;
 }
 
+/* A peak in KiB at *q (digits, 1 to 2^40), *q moved past it; -1 when there is none. */
+static long long peak_kb(const char **q)
+{
+	if (!isdigit((unsigned char)**q))
+		return -1;
+	errno = 0;
+	char *end;
+	long long v = strtoll(*q, &end, 10);
+	if (errno || v <= 0 || v > (1LL << 40))
+		return -1;
+	*q = end;
+	return v;
+}
+
 int memgate_parse_record(const char *text, long long *kb)
 {
 	if (!text || strncmp(text, "nvshim-peak 1 ", 14))
 		return -1;
 	const char *q = text + 14;
-	if (!isdigit((unsigned char)*q))
-		return -1;
-	errno = 0;
-	char *end;
-	long long v = strtoll(q, &end, 10);
-	if (errno || v <= 0 || v > (1LL << 40) || (*end && *end != '\n'))
+	long long v = peak_kb(&q);
+	if (v < 0 || (*q && *q != '\n'))
 		return -1;
 	*kb = v;
 	return 0;
@@ -340,16 +350,11 @@ int memgate_parse_peaks(const char *text, long long *kb, int max)
 	int n = 0;
 	while (*q == ' ') {
 		q++;
-		if (!isdigit((unsigned char)*q))
-			return -1;
-		errno = 0;
-		char *end;
-		long long v = strtoll(q, &end, 10);
-		if (errno || v <= 0 || v > (1LL << 40))
+		long long v = peak_kb(&q);
+		if (v < 0)
 			return -1;
 		if (n < max)
 			kb[n++] = v;
-		q = end;
 	}
 	return (*q && *q != '\n') || !n ? -1 : n;
 }
@@ -612,6 +617,7 @@ void memgate_admit(const struct memgate *g, long long est, unsigned flags, struc
 	int alone = (flags & MEMGATE_ALONE) != 0;
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
+	t->est = est; /* (a ticket that fails open keeps it too) */
 	char lockpath[4200];
 	snprintf(lockpath, sizeof(lockpath), "%s/lock", g->ledger);
 	mkdir(g->ledger, 0700);

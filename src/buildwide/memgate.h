@@ -141,7 +141,7 @@ struct memgate_ticket {
 	int fd;           /* the held ledger entry, -1: none */
 	char path[4200];
 	long long budget; /* the budget it was admitted under, bytes */
-	long long est;    /* the estimate it was admitted with, bytes */
+	long long est;    /* the estimate it was admitted with (a cold one capped), bytes */
 	unsigned waited_ms;
 	int over;         /* ran alone over the budget */
 };

@@ -27,7 +27,7 @@ static void print_memory_line(const char *what, const struct memgate_summary *m)
 	       "alone over the budget\n", "", m->waits, (double)m->waited_ms / 1000.0, m->kills, m->over);
 }
 
-/* One summary as JSON members' value. */
+/* One summary as a JSON object. */
 static char *memory_json(const struct memgate_summary *m)
 {
 	return xasprintf("{\"stages\":%llu,\"peak_sum_kib\":%lld,\"budget_kib\":%lld,\"largest_kib\":%lld,"
@@ -36,43 +36,28 @@ static char *memory_json(const struct memgate_summary *m)
 			 m->largest_kind[0] ? m->largest_kind : "", m->waits, m->waited_ms, m->reruns, m->kills, m->over);
 }
 
-/* The memory budget's record (memgate.h): the last build and everything recorded; printed, or
- * as JSON members (returned, xmalloc'ed; "" when there is no record) when json is set. */
-static char *print_memory(const struct session *s, const struct stats *st, int json)
+/* The memory budget's record (memgate.h): what the journal says of the last build (*has_last:
+ * there is one) and of everything recorded. Returns the journal's path (xmalloc'ed), or NULL
+ * when there is no journal. */
+static char *memory_record(const struct session *s, const struct stats *st, struct memgate_summary *last,
+			   int *has_last, struct memgate_summary *all)
 {
 	char *dir = threads_slot_dir(s->cfg.cache_dir);
 	char *path = dir ? concat(dir, "/mem/journal", NULL) : NULL;
 	char *text = path ? cache_read(path) : NULL;
-	char *members = xstrdup("");
-	if (text) {
-		struct memgate_summary m;
-		char *last = NULL;
-		if (!json)
-			printf("memory (nvcc's heavy stages under the budget, %s):\n", path);
-		if (st->nbuilds) {
-			const struct stats_build *b = &st->builds[st->nbuilds - 1];
-			memgate_summarize(text, b->first * 1000, LLONG_MAX, &m);
-			if (json)
-				last = memory_json(&m);
-			else
-				print_memory_line("last build", &m);
-		}
-		memgate_summarize(text, 0, LLONG_MAX, &m);
-		if (json) {
-			char *all = memory_json(&m);
-			free(members);
-			members = xasprintf("\"memory\":{%s%s%s\"recorded\":%s}", last ? "\"last_build\":" : "",
-					    last ? last : "", last ? "," : "", all);
-			free(all);
-		} else {
-			print_memory_line("recorded", &m);
-		}
-		free(last);
-	}
-	free(text);
-	free(path);
 	free(dir);
-	return members;
+	*has_last = 0;
+	if (!text) {
+		free(path);
+		return NULL;
+	}
+	if (st->nbuilds) {
+		memgate_summarize(text, st->builds[st->nbuilds - 1].first * 1000, LLONG_MAX, last);
+		*has_last = 1;
+	}
+	memgate_summarize(text, 0, LLONG_MAX, all);
+	free(text);
+	return path;
 }
 
 /* `nvshim stats [--json] [--zero]`: the record of what nvshim did (stats.h), like ccache -s and
@@ -116,14 +101,28 @@ int cmd_stats(int n, char **args)
 		if (!s.cfg.stats)
 			warning("stats = false (%s): nothing new is recorded",
 				s.cfg.origin[config_item_find("stats") - config_items]);
+		struct memgate_summary last, all;
+		int has_last;
+		char *journal = memory_record(&s, &st, &last, &has_last, &all);
 		if (json) {
-			char *memory = print_memory(&s, &st, 1);
+			char *l = has_last ? memory_json(&last) : NULL, *a = journal ? memory_json(&all) : NULL;
+			char *memory = journal ? xasprintf("\"memory\":{%s%s%s\"recorded\":%s}", l ? "\"last_build\":" : "",
+							   l ? l : "", l ? "," : "", a)
+					       : NULL;
 			stats_print_json(&st, memory, stdout);
 			free(memory);
+			free(l);
+			free(a);
 		} else {
 			stats_print(&st, where, stdout);
-			free(print_memory(&s, &st, 0));
+			if (journal) {
+				printf("memory (nvcc's heavy stages under the budget, %s):\n", journal);
+				if (has_last)
+					print_memory_line("last build", &last);
+				print_memory_line("recorded", &all);
+			}
 		}
+		free(journal);
 		stats_release(&st);
 	}
 	free(where);

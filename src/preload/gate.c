@@ -234,7 +234,7 @@ static int gate_memory_stage(const char *command, enum memgate_kind kind)
 		}
 		snprintf(e.kind, sizeof(e.kind), "%s", memgate_kind_name(kind));
 		e.peak_kb = peak / 1024;
-		e.est_kb = (t.est ? t.est : est) / 1024;
+		e.est_kb = t.est / 1024;
 		e.waited_ms = t.waited_ms;
 		e.budget_kb = t.budget / 1024;
 		e.pid = (long long)getppid();
