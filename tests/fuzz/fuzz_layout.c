@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned need = layout_missing(text, &header);
 	if (header && !strstr(text, header))
 		abort();
-	if (need & ~(unsigned)(LAYOUT_CCCL | LAYOUT_NVTX | LAYOUT_NVTX_LIB | LAYOUT_GONE))
+	if (need & ~(unsigned)(LAYOUT_CCCL | LAYOUT_NVTX | LAYOUT_NVTX_LIB | LAYOUT_GONE | LAYOUT_TYPES))
 		abort();
 	free(header);
 	struct argv line = ARGV_INIT;
