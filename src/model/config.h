@@ -141,6 +141,9 @@ struct config_paths {
 };
 
 typedef const char *(*config_getenv_fn)(const char *name);
+/* The process's environment (getenv). config_load_env() given this one reads the environment
+ * once and looks nothing up when no NVSHIM_ variable is set. */
+const char *config_getenv(const char *name);
 
 /* Built-in defaults (cache_dir from XDG_CACHE_HOME or HOME). */
 void config_init(struct config *c, config_getenv_fn env);

@@ -24,7 +24,7 @@
 
 const char *session_env(const char *name)
 {
-	return getenv(name);
+	return config_getenv(name);
 }
 
 void session_init(struct session *s, int n, char **args)
@@ -43,9 +43,9 @@ void session_init_report(struct session *s, int n, char **args, int report)
 	argv_init(&s->args);
 	argv_init(&s->path_store);
 	argv_pushn(&s->args, args, (size_t)n);
-	config_init(&s->cfg, session_env);
-	config_default_paths(&s->paths, &s->path_store, s->self.exe_dir, session_env);
-	config_load(&s->cfg, &s->paths, session_env, &s->args);
+	config_init(&s->cfg, config_getenv);
+	config_default_paths(&s->paths, &s->path_store, s->self.exe_dir, config_getenv);
+	config_load(&s->cfg, &s->paths, config_getenv, &s->args);
 	if (report)
 		config_report(&s->cfg);
 	const char *why = "injected fault (NVSHIM_FAULT)";

@@ -275,6 +275,31 @@ Test(config, environment_names_and_alias)
 	config_release(&c);
 }
 
+/* config_load_env(config_getenv) reads the process's environment and looks nothing up when no
+ * NVSHIM_ variable is set: every name it could look up must start with NVSHIM_. */
+Test(config, the_process_environment_fast_path)
+{
+	for (size_t i = 0; i < config_nitems; i++)
+		if (config_items[i].env_alias)
+			cr_assert(!strncmp(config_items[i].env_alias, "NVSHIM_", 7), "%s's alias %s",
+				  config_items[i].name, config_items[i].env_alias);
+	struct config c;
+	config_init(&c, config_getenv);
+	config_load_env(&c, config_getenv);
+	cr_assert(!c.strict);
+	config_release(&c);
+	setenv("NVSHIM_STRICT", "on", 1);
+	setenv("NVSHIM_NVCC", "/alias/nvcc", 1);
+	config_init(&c, config_getenv);
+	config_load_env(&c, config_getenv);
+	cr_assert(c.strict);
+	cr_assert_str_eq(c.real_nvcc, "/alias/nvcc");
+	cr_assert_str_eq(origin_of(&c, "real_nvcc"), "env NVSHIM_NVCC");
+	config_release(&c);
+	unsetenv("NVSHIM_STRICT");
+	unsetenv("NVSHIM_NVCC");
+}
+
 Test(config, flags_bad_and_boolean)
 {
 	struct argv args = ARGV_INIT;
