@@ -83,6 +83,37 @@ build_or_fail() {
 	return 1
 }
 
+# rotated DIR MIN CTEST-ARGS...: of the suites CTEST-ARGS select whose COST is MIN or more (all
+# of them for an empty MIN), the half that today (the day of the year's parity) leaves out, as
+# two lines: a regular expression for ctest -E (empty: none), and what it says of the halves. The
+# halves are of about equal cost (longest first, each to the lighter half). NVSHIM_ROTATE=off
+# leaves none out; NVSHIM_TEST_DAY=N takes day N of the year for today.
+rotated() {
+	local dir=$1 min=$2
+	shift 2
+	ctest --test-dir "$dir" --show-only=json-v1 "$@" 2>/dev/null |
+		python3 -c '
+import json, os, sys
+day, low = int(sys.argv[1]), float(sys.argv[2] or 0)
+tests = []
+for t in json.load(sys.stdin)["tests"]:
+    cost = float({q["name"]: q["value"] for q in t.get("properties", [])}.get("COST", 0))
+    if cost >= low:
+        tests.append((cost, t["name"]))
+halves, load = [[], []], [0.0, 0.0]
+for cost, name in sorted(tests, reverse=True):
+    h = 0 if load[0] <= load[1] else 1
+    halves[h].append(name)
+    load[h] += cost
+run, left = halves[day % 2], halves[1 - day % 2]
+if os.environ.get("NVSHIM_ROTATE") == "off" or not left:
+    print("")
+    sys.exit()
+print("^(" + "|".join(sorted(left)) + ")$")
+print("today (day %d) %s; the other day %s (NVSHIM_ROTATE=off runs both)" % (day, " ".join(sorted(run)), " ".join(sorted(left))))
+' "$(( 10#${NVSHIM_TEST_DAY:-$(date +%j)} ))" "$min"
+}
+
 # The release build is the quick start's (Release, -O3, which warns where -O2 does not) with
 # debug information added for a failing suite's backtrace: one build for both.
 if build_or_fail release build-test-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-g; then
@@ -90,7 +121,12 @@ if build_or_fail release build-test-release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C
 		# E2E_FULL: the suites that sample in the quick run run all their cases here (the
 		# differential matrix's pairs, the identity suite's option table); the ASan pass
 		# samples as the quick run does
-		E2E_FULL=1 suites release build-test-release
+		# samples as the quick run does. The two suites labelled `alternate` run one a day
+		# (below).
+		alternating=()
+		mapfile -t alternating < <(rotated build-test-release "" -L alternate)
+		E2E_FULL=1 suites release build-test-release ${alternating[0]:+-E "${alternating[0]}"}
+		[ -n "${alternating[1]:-}" ] && echo "== release: ${alternating[1]}"
 	else
 		suites release build-test-release -LE full
 	fi
@@ -98,7 +134,14 @@ fi
 
 if [ $full = 1 ]; then
 	if build_or_fail asan build-test-asan -DCMAKE_BUILD_TYPE=Debug -DNVSHIM_SANITIZE=ON; then
-		suites asan build-test-asan -LE nosan
+		# The sanitizer pass is there for nvshim's own code (tests/e2e/lib.sh): every suite
+		# but the heavy end-to-end ones (a sanitizer COST of 40 s and more, tests/CMakeLists.txt),
+		# which are cut into two halves of about equal cost, run on alternate days. The release
+		# pass runs them every time.
+		heavy=()
+		mapfile -t heavy < <(rotated build-test-asan 40 -L e2e -LE nosan)
+		suites asan build-test-asan -LE nosan ${heavy[0]:+-E "${heavy[0]}"}
+		[ -n "${heavy[1]:-}" ] && echo "== asan: ${heavy[1]}"
 	fi
 
 	# Fuzzing: every parser of outside input under libFuzzer with ASan+UBSan,
