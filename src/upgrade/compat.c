@@ -47,6 +47,7 @@ void compat_decision_release(struct compat_decision *d)
 		free(d->sites[i].field);
 	}
 	free(d->sites);
+	free(d->layout_header);
 	compat_decision_init(d);
 }
 

@@ -47,6 +47,9 @@ struct compat_decision {
 	size_t others;        /* errors the layer does not restore (not in the table, or no compat) */
 	size_t blocked;       /* of those, errors on an entry without compat (nocompat or none) */
 	struct argv files;    /* the files the errors name, each once */
+	unsigned layout;      /* compat_dryrun's check: CUDA 13's moved files (LAYOUT_*, layout.h) the
+			       * line needs before anything else */
+	char *layout_header;  /* the header the front end did not find, for the note */
 };
 
 void compat_decision_init(struct compat_decision *d);

@@ -18,6 +18,7 @@
 #include "base/hash.h"
 #include "base/runner.h"
 #include "machine/steps.h"
+#include "upgrade/layout.h"
 
 extern char **environ;
 
@@ -166,6 +167,8 @@ char *compat_dryrun_verdict_format(const char *key, const struct compat_decision
 		argv_pushf(&lines, "plain %s", w);
 		free(w);
 	}
+	if (d->layout)
+		argv_pushf(&lines, "layout %u %s", d->layout, d->layout_header ? d->layout_header : "-");
 	for (size_t i = 0; d->retry && i < d->headers.n; i++)
 		argv_pushf(&lines, "header %s", d->headers.v[i]);
 	for (size_t i = 0; d->retry && i < d->entries.n; i++)
@@ -222,6 +225,17 @@ int compat_dryrun_verdict_parse(const char *text, const char *key, struct compat
 		} else if (state == 3) {
 			if (!strcmp(line, "end")) {
 				state = 4;
+			} else if (!strncmp(line, "layout ", 7) && !d->layout) {
+				/* "layout N HEADER": CUDA 13's moved files, with a plain verdict or the layer */
+				char *end = NULL;
+				errno = 0;
+				unsigned long n = isdigit((unsigned char)line[7]) ? strtoul(line + 7, &end, 10) : 0;
+				ok = n && errno == 0 && !(n & ~(unsigned long)(LAYOUT_NVTX | LAYOUT_TYPES)) && end &&
+				     *end == ' ' && word_ok(end + 1);
+				if (ok) {
+					d->layout = (unsigned)n;
+					d->layout_header = xstrdup(end + 1);
+				}
 			} else if (!d->retry) {
 				ok = 0;
 			} else if (!strncmp(line, "header ", 7)) {
@@ -510,13 +524,41 @@ static void check(const struct compat_context *ctx, const char *nvcc, const stru
 	} else if (rc == 0) {
 		*why = xstrdup("its front end passes");
 	} else {
-		compat_decide(t, held, version, d);
-		if (!d->retry) {
+		/* CUDA 13's moved files first (layout.h): the front end stops on them before any API */
+		char *header = NULL;
+		unsigned need = ctx->host ? 0 : layout_missing(held, &header) & (LAYOUT_NVTX | LAYOUT_TYPES);
+		struct argv fixed = ARGV_INIT, added = ARGV_INIT;
+		int moved = 0; /* 1: the front end passes with the moved files; 2: it fails further on */
+		if (need && !layout_dryrun_fix(ctx, line, need, &fixed, &added)) {
+			char *held1 = NULL;
+			int rc1 = front_end(nvcc, &fixed, priv, &held1);
+			if (rc1 >= 0)
+				moved = rc1 == 0 ? 1 : 2;
+			if (moved == 2) {
+				free(held);
+				held = held1;
+				held1 = NULL;
+			}
+			free(held1);
+		}
+		const struct argv *base = moved == 2 ? &fixed : line;
+		if (moved) {
+			d->layout = need;
+			d->layout_header = header;
+			header = NULL;
+		}
+		if (moved != 1)
+			compat_decide(t, held, version, d);
+		if (moved == 1) {
+			*why = xstrdup("its front end passes with CUDA 13's moved files");
+		} else if (!d->retry) {
 			*why = xasprintf("its front end fails on %s", d->blocked ? "an API the layer does not restore"
 								     : "errors the layer does not restore");
+			/* the moved files alone do not make it pass: nvcc's answer */
+			d->layout = 0;
 		} else {
 			struct compat_layered l;
-			int ok = !compat_layer(line, d, inc, cfg->cache_dir, ctx->host, NULL, &l);
+			int ok = !compat_layer(base, d, inc, cfg->cache_dir, ctx->host, NULL, &l);
 			char *held2 = NULL;
 			int rc2 = !ok ? -1 : ctx->host ? host_front_end(nvcc, &l.argv, priv, &held2)
 						       : front_end(nvcc, &l.argv, priv, &held2);
@@ -526,13 +568,17 @@ static void check(const struct compat_context *ctx, const char *nvcc, const stru
 				*why = xstrdup(rc2 < 0 ? "the layered front end could not be run"
 						       : "its front end fails with the layer too");
 			if (rc2 != 0)
-				d->retry = 0;
+				d->retry = d->layout = 0;
 			free(held2);
 			compat_layered_release(&l);
 		}
+		argv_release(&fixed);
+		argv_release(&added);
+		free(header);
 	}
-	diag_note(VERBOSITY_VERBOSE, "compat: checked the front end of %s in %.0f ms: %s", line->v[source],
-		  runner_now_ms() - t0, d->retry ? "the layer" : *why);
+	diag_note(VERBOSITY_VERBOSE, "compat: checked the front end of %s in %.0f ms: %s%s%s", line->v[source],
+		  runner_now_ms() - t0, d->layout ? "CUDA 13's moved files" : "", d->layout && d->retry ? " and " : "",
+		  d->retry ? "the layer" : d->layout ? "" : *why);
 	free(held);
 	cache_remove_dir(priv);
 	free(priv);
@@ -574,14 +620,22 @@ static int apply(const struct compat_context *ctx, struct plan *plan, const stru
 	api_context_load(&quick, &t, &version);
 	compat_dryrun_names(&t, NULL, &names);
 	gate_file(front->v[source], &g, GATE_DEPTH, &names, GATE_SOURCE_BYTES);
-	if (g.hit && !off) {
+	/* and CUDA 13's moved files (layout.h): an NVTX 2 header by its bare name, on a toolkit
+	 * that no longer has it */
+	int moved = 0;
+	for (size_t i = 0; !ctx->host && i < g.texts.n && !moved; i++) {
+		const char *body = strchr(g.texts.v[i], '\n');
+		moved = body && layout_dryrun_gate(body + 1);
+	}
+	moved = moved && layout_dryrun_moved(ctx);
+	if ((g.hit || moved) && !off) {
 		api_table_release(&t);
 		api_table_init(&t);
 		free(version);
 		version = NULL;
 		api_context_load(ctx->api, &t, &version);
 	}
-	if (!g.hit) {
+	if (!g.hit && !moved) {
 		if (what)
 			*what = xasprintf("compat = %s, %s: %s names no API the layer restores: %s as it is",
 					  off ? "off" : "auto", word, front->v[source], theirs);
@@ -640,11 +694,38 @@ static int apply(const struct compat_context *ctx, struct plan *plan, const stru
 					  ctx->host ? "-E" : "--dryrun or -E");
 		goto out;
 	}
-	if (!d.retry) {
+	if (!d.retry && !d.layout) {
 		if (what)
 			*what = xasprintf("compat = auto, %s: verdict (%s): plain, %s: %s as it is", word, from,
 					  why ? why : "", theirs);
 		goto out;
+	}
+	if (d.layout) {
+		/* CUDA 13's moved files: the line runs with them (under the layer, if it needs it) */
+		struct argv fixed, added;
+		if (!layout_dryrun_fix(ctx, &plan->argv, d.layout, &fixed, &added)) {
+			char *then = xasprintf(" (a caller that runs them, such as sccache, builds it; verdict %s)", from);
+			char *text2 = layout_dryrun_note(d.layout, d.layout_header && strcmp(d.layout_header, "-") ? d.layout_header : NULL,
+							 &added, preprocess ? "-E prints the source with"
+									    : "the steps --dryrun prints compile with",
+							 preprocess ? "" : then);
+			plan_note(plan, "compat.layout", "%s", text2);
+			if (what && !d.retry)
+				*what = xasprintf("compat = auto, %s: verdict (%s): CUDA 13's moved files: %s", word,
+						  from, text2);
+			free(text2);
+			free(then);
+			argv_release(&plan->argv);
+			argv_copy(&plan->argv, &fixed);
+			layered = 1;
+		} else if (what && !d.retry) {
+			*what = xasprintf("compat = auto, %s: verdict (%s): CUDA 13's moved files, but the toolkit's "
+					  "include/nvtx3 is not there: %s as it is", word, from, theirs);
+		}
+		argv_release(&fixed);
+		argv_release(&added);
+		if (!d.retry)
+			goto out;
 	}
 	/* the sites are in the source: the argument of this line names it */
 	for (size_t i = 0; i < d.nsites; i++) {

@@ -360,6 +360,22 @@ static const char *lasting(unsigned need, int host)
 	       "(CMake: CUDA::nvtx3 from 3.25; `nvshim migrate` writes it)";
 }
 
+/* The note's text: what was missing, what CUDA 13.0 did, `done` (what nvshim did with it),
+ * `then` and the lasting fix. */
+static char *note_text(unsigned need, const char *header, const char *done, const char *then, int host)
+{
+	return xasprintf("%s%s%s: CUDA 13.0 %s; %s%s%s; the lasting fix: %s", header ? "`" : "",
+			 header ? header : "-lnvToolsExt", header ? "` not found" : " not found",
+			 need & LAYOUT_CCCL ? "moved CCCL (Thrust, CUB, libcu++) to include/cccl, which nvcc adds "
+					      "itself and a host compiler does not"
+			 : need & (LAYOUT_NVTX | LAYOUT_NVTX_LIB)
+				 ? "moved NVTX 2 out for NVTX 3 (include/nvtx3, header-only, the same API)"
+				 : "removed cuda_texture_types.h and cuda_surface_types.h, empty since 12.0 but "
+				   "for two includes",
+			 done, need & LAYOUT_CCCL ? " (the headers nvcc 13 compiles against)" : "", then,
+			 lasting(need, host));
+}
+
 int layout_after_failure(const struct compat_context *ctx, struct plan *plan, struct run_result *res,
 			 char **held)
 {
@@ -412,18 +428,11 @@ int layout_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			*res = again;
 			fixed = 1;
 			char *what = argv_join(&added, "; ");
-			plan_note(plan, "compat.layout",
-				  "%s%s%s: CUDA 13.0 %s; ran again with %s%s: the build goes on; the "
-				  "lasting fix: %s",
-				  header ? "`" : "", header ? header : "-lnvToolsExt", header ? "` not found" : " not found",
-				  need & LAYOUT_CCCL ? "moved CCCL (Thrust, CUB, libcu++) to include/cccl, which nvcc adds "
-						       "itself and a host compiler does not"
-				  : need & (LAYOUT_NVTX | LAYOUT_NVTX_LIB)
-					  ? "moved NVTX 2 out for NVTX 3 (include/nvtx3, header-only, the same API)"
-					  : "removed cuda_texture_types.h and cuda_surface_types.h, empty since 12.0 but "
-					    "for two includes",
-				  what, need & LAYOUT_CCCL ? " (the headers nvcc 13 compiles against)" : "",
-				  lasting(need, ctx->host));
+			char *ran = concat("ran again with ", what, NULL);
+			char *text = note_text(need, header, ran, ": the build goes on", ctx->host);
+			plan_note(plan, "compat.layout", "%s", text);
+			free(text);
+			free(ran);
 			free(what);
 			say_fixed(ctx, plan->notes.v[plan->notes.n - 1]);
 		} else {
@@ -437,4 +446,68 @@ int layout_after_failure(const struct compat_context *ctx, struct plan *plan, st
 	free(root);
 	free(header);
 	return fixed;
+}
+
+/* ---- a compile whose steps a caller runs (compat_dryrun.h) ---- */
+
+int layout_dryrun_gate(const char *text)
+{
+	for (const char *p = text; p && *p;) {
+		const char *q = p + strspn(p, " \t");
+		if (*q == '#') {
+			q += 1 + strspn(q + 1, " \t");
+			if (!strncmp(q, "include", 7)) {
+				q += 7 + strspn(q + 7, " \t");
+				char close = *q == '<' ? '>' : *q == '"' ? '"' : 0;
+				size_t n = close ? strcspn(q + 1, close == '>' ? ">\n" : "\"\n") : 0;
+				if (n && n < 64 && q[1 + n] == close) {
+					char name[64];
+					memcpy(name, q + 1, n);
+					name[n] = '\0';
+					if (nvtx_header(name) || types_header(name))
+						return 1;
+				}
+			}
+		}
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}
+
+int layout_dryrun_fix(const struct compat_context *ctx, const struct argv *line, unsigned need,
+		      struct argv *out, struct argv *added)
+{
+	argv_init(out);
+	argv_init(added);
+	need &= LAYOUT_NVTX | LAYOUT_TYPES;
+	char *root = need ? toolkit_root(ctx) : NULL;
+	char *compat_inc = root && need & LAYOUT_TYPES ? compat_include_dir(ctx->api->exe_dir) : NULL;
+	char *cuda12 = compat_inc ? concat(compat_inc, "/nvshim/compat/cuda12", NULL) : NULL;
+	int rc = root ? layout_fix(line, need, root, cuda12, 0, out, added) : -1;
+	free(compat_inc);
+	free(cuda12);
+	free(root);
+	return rc;
+}
+
+char *layout_dryrun_note(unsigned need, const char *header, const struct argv *added, const char *goes,
+			 const char *then)
+{
+	char *what = argv_join(added, "; ");
+	char *done = concat(goes, " ", what, NULL);
+	char *text = note_text(need, header, done, then, 0);
+	free(done);
+	free(what);
+	return text;
+}
+
+int layout_dryrun_moved(const struct compat_context *ctx)
+{
+	char *root = toolkit_root(ctx);
+	char *old = root ? concat(root, "/include/nvToolsExt.h", NULL) : NULL;
+	int moved = old && !is_file(old);
+	free(old);
+	free(root);
+	return moved;
 }

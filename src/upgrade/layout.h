@@ -72,4 +72,29 @@ int layout_fix(const struct argv *line, unsigned need, const char *root, const c
 int layout_after_failure(const struct compat_context *ctx, struct plan *plan, struct run_result *res,
 			 char **held);
 
+/* A compile whose steps a caller runs (sccache: `nvcc -E` for its key, then the steps of
+ * `nvcc --dryrun`), where no failed run comes back to nvshim: compat_dryrun.h checks the front
+ * end beforehand and answers with the fixed line. Only what nvcc mode needs (NVTX 2's headers,
+ * cuda_texture_types.h and cuda_surface_types.h); a host compile behind sccache is compiled
+ * through nvshim, which retries it itself. */
+
+/* 1 if text (a source or a header it includes) #includes an NVTX 2 header or one of the two
+ * removed type headers by its bare name (<nvToolsExt.h>, not <nvtx3/nvToolsExt.h>): the gate
+ * before any check is run. Pure. */
+int layout_dryrun_gate(const char *text);
+
+/* 1 if the toolkit of ctx's nvcc no longer has NVTX 2 (include/nvToolsExt.h): a CUDA 13 one. */
+int layout_dryrun_moved(const struct compat_context *ctx);
+
+/* layout_fix() of an nvcc line for the LAYOUT_NVTX and LAYOUT_TYPES bits of `need`, on the
+ * toolkit of ctx's nvcc. Returns 0, or -1 when nothing applies (out and added then empty). */
+int layout_dryrun_fix(const struct compat_context *ctx, const struct argv *line, unsigned need,
+		      struct argv *out, struct argv *added);
+
+/* The note (rule compat.layout) for a line fixed that way (xmalloc'ed): `header` as
+ * layout_missing() found it, `goes` what takes the fix ("the steps --dryrun prints compile
+ * with"), `added` as layout_dryrun_fix() said it, `then` after it (" (verdict: cached)"). */
+char *layout_dryrun_note(unsigned need, const char *header, const struct argv *added, const char *goes,
+			 const char *then);
+
 #endif

@@ -182,4 +182,39 @@ sccache "$CC_DIR/c++" -I"$INC" -c clean_host.cpp -o clean-s.o 2>/dev/null
 r=$(sc_result)
 check "CC mode: clean_host.cpp through sccache nvshim ($r): the compiler's object, byte for byte" eval \
 	'grep -q "misses=[1-9]" <<<"$r" && cmp -s clean-plain.o clean-s.o'
+# CUDA 13's moved files behind sccache (upgrade/layout.h): an NVTX 2 header stops the front end
+# before any API, and nvshim's own retry (tests/e2e/layout.sh) never sees it here: sccache's -E
+# and the steps of its --dryrun are answered with include/nvtx3 (the check's verdict, cached).
+cp "$(dirname "$0")/fixtures/layout/prof.cu" nvtx2.cu
+sed 's|<nvToolsExt.h>|<nvtx3/nvToolsExt.h>|' nvtx2.cu >nvtx3.cu
+{ echo '#include <nvToolsExt.h>'; cat devinfo.cu; } >both.cu
+sccache "$NVCC" -c nvtx2.cu -o nvtx-plain.o 2>/dev/null; s0=$?
+sc_result >/dev/null
+sccache "$NV" -c nvtx2.cu -o nvtx-s1.o 2>nvtx-s1.err; s1=$?
+r1=$(sc_result)
+check "nvtx2.cu (nvToolsExt.h): sccache nvcc fails; sccache nvshim builds ($r1)" eval \
+	'test "$s0" -ne 0 -a "$s1" = 0 -a -s nvtx-s1.o && grep -q "misses=[1-9]" <<<"$r1"'
+[ "$s1" = 0 ] || sed 's/^/# /' nvtx-s1.err | tail -n 5
+check "nvtx2.cu: ... the log has the fix (compat.layout)" \
+	grep -q 'nvToolsExt.h. not found.*the steps --dryrun prints compile with -I[^ ]*/include/nvtx3.*\[compat.layout\]' log.json
+NVSHIM_LOG_FILE='' "$NV" -c nvtx2.cu -o nvtx-own.o 2>/dev/null
+if [ -n "$CUOBJDUMP" ]; then
+	check "nvtx2.cu: ... the object is the one nvshim's own retry builds (machine code, symbols)" same_build nvtx-s1.o nvtx-own.o
+fi
+sccache "$NV" -c nvtx2.cu -o nvtx-s2.o 2>/dev/null; s2=$?
+r2=$(sc_result)
+check "nvtx2.cu: a second compile is a hit, the same object ($r2)" eval \
+	'test "$s2" = 0 && grep -q "hits=[1-9][0-9]* misses=0" <<<"$r2" && cmp -s nvtx-s1.o nvtx-s2.o'
+out=$("$NVSHIM" explain -c nvtx2.cu -o x.o --dryrun)
+check "explain --dryrun of nvtx2.cu: the cached verdict" contains "$out" \
+	"^compat    : compat = auto, --dryrun: verdict (cached): CUDA 13's moved files: .nvToolsExt.h. not found"
+sccache "$NV" -c both.cu -o both.o 2>both.err; s=$?
+check "both.cu (nvToolsExt.h and removed fields): sccache nvshim builds, with both fixes" eval \
+	'test "$s" = 0 -a -s both.o && grep -q "nvToolsExt.h. not found.*\[compat.layout\]" log.json && lognote compat.dryrun'
+[ "$s" = 0 ] || sed 's/^/# /' both.err | tail -n 5
+n=$(ls cache/compat/verdicts | grep -vc lock)
+"$NVCC" --dryrun -c nvtx3.cu -o x.o 2>nvcc.dry
+"$NV" --dryrun -c nvtx3.cu -o x.o 2>shim.dry
+check "nvtx3.cu (NVTX 3's own header): nvshim's --dryrun is nvcc's, byte for byte, and no check ran" eval \
+	'cmp -s <(normalise nvcc.dry) <(normalise shim.dry) && test "$(ls cache/compat/verdicts | grep -vc lock)" = "$n"'
 finish

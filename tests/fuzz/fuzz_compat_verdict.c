@@ -29,12 +29,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct compat_decision d2;
 		char *why2 = NULL;
 		if (compat_dryrun_verdict_parse(again, "k", &d2, &why2) || d2.retry != d.retry || d2.nsites != d.nsites ||
-		    d2.headers.n != d.headers.n)
+		    d2.headers.n != d.headers.n || d2.layout != d.layout ||
+		    (d.layout && (!d.layout_header || strcmp(d2.layout_header, d.layout_header))))
 			abort();
 		compat_decision_release(&d2);
 		free(why2);
 		free(again);
-	} else if (why || d.nsites || d.headers.n) {
+	} else if (why || d.nsites || d.headers.n || d.layout || d.layout_header) {
 		abort();
 	}
 	compat_decision_release(&d);

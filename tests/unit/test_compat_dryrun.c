@@ -6,6 +6,7 @@
 #include "diagnose/api.h"
 #include "upgrade/compat.h"
 #include "upgrade/compat_dryrun.h"
+#include "upgrade/layout.h"
 #include "helpers.h"
 
 static struct api_table table;
@@ -167,6 +168,9 @@ Test(compat_dryrun, a_verdict_reads_back)
 		"nvshim-compat-verdict 1\nkey k\nmaybe\nend\n",
 		"nvshim-compat-verdict 1\nkey k\nplain x\nend\nend\n",
 		"nvshim-compat-verdict 2\nkey k\nplain x\nend\n",
+		"nvshim-compat-verdict 1\nkey k\nplain x\nlayout 4 nvToolsExt.h\nend\n", /* not a dry-run fix */
+		"nvshim-compat-verdict 1\nkey k\nplain x\nlayout 2\nend\n",              /* no header */
+		"nvshim-compat-verdict 1\nkey k\nplain x\nlayout 2 a\nlayout 2 a\nend\n",
 		"",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -174,6 +178,26 @@ Test(compat_dryrun, a_verdict_reads_back)
 		cr_assert_null(why);
 		cr_assert_eq(back.headers.n + back.nsites, 0);
 	}
+	/* CUDA 13's moved files, alone (a plain verdict) or under the layer */
+	compat_decision_init(&d);
+	d.layout = LAYOUT_NVTX;
+	d.layout_header = xstrdup("nvToolsExt.h");
+	text = compat_dryrun_verdict_format("k", &d, "its front end passes with CUDA 13's moved files");
+	cr_assert_eq(compat_dryrun_verdict_parse(text, "k", &back, &why), 0, "%s", text);
+	cr_assert(!back.retry);
+	cr_assert_eq(back.layout, LAYOUT_NVTX);
+	cr_assert_str_eq(back.layout_header, "nvToolsExt.h");
+	free(why);
+	free(text);
+	compat_decision_release(&back);
+	d.retry = 1;
+	argv_push(&d.headers, "runtime.h");
+	text = compat_dryrun_verdict_format("k", &d, NULL);
+	cr_assert_eq(compat_dryrun_verdict_parse(text, "k", &back, &why), 0, "%s", text);
+	cr_assert(back.retry && back.layout == LAYOUT_NVTX && back.headers.n == 1);
+	free(text);
+	compat_decision_release(&back);
+	compat_decision_release(&d);
 	cr_assert_eq(compat_dryrun_verdict_parse("nvshim-compat-verdict 1\nkey k\nlayer\nheader runtime.h\n"
 						 "site 7 clockRate\nend\n", "k", &back, &why), 0);
 	cr_assert_eq(back.sites[0].line, 7);

@@ -150,3 +150,15 @@ Test(layout, host_may_need_names_a_cuda13_include_dir)
 	free(joined);
 	remove_root();
 }
+
+Test(layout, dryrun_gate_takes_nvtx2_and_the_removed_type_headers_by_their_bare_names)
+{
+	cr_assert(layout_dryrun_gate("#include <nvToolsExt.h>\n"));
+	cr_assert(layout_dryrun_gate("int x;\n  #  include \"nvToolsExtCudaRt.h\"\n"));
+	cr_assert(layout_dryrun_gate("#include <cuda_texture_types.h>"));
+	cr_assert(!layout_dryrun_gate("#include <nvtx3/nvToolsExt.h>\n"));
+	cr_assert(!layout_dryrun_gate("// #include <nvToolsExt.h>\n"));
+	cr_assert(!layout_dryrun_gate("#include <nvToolsExt.h\n>"));
+	cr_assert(!layout_dryrun_gate("nvToolsExt.h"));
+	cr_assert(!layout_dryrun_gate(""));
+}
