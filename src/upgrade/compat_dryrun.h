@@ -28,6 +28,13 @@
  *     13's removals fail). It passes: plain. It fails: compat_decide() on its errors; a retry
  *     that the front end of the layered line passes: the layer; else plain. The verdict is
  *     stored; a second --dryrun of the compile reads it.
+ * CUDA 13's moved files (layout.h) come first, in nvcc mode: the gate also lets through a
+ * source or project header that #includes an NVTX 2 header (or cuda_texture_types.h,
+ * cuda_surface_types.h) by its bare name, when the toolkit no longer has NVTX 2; where the check's
+ * front end fails on such a header, it runs again with layout_dryrun_fix()'s line (include/nvtx3,
+ * nvshim's type headers), and the layer's decision, if still needed, is taken on that run's
+ * errors. The verdict keeps it ("layout N HEADER"); the answer is the fixed line (note
+ * compat.layout), layered on top where the layer is needed too.
  * The layered line is compat_layer()'s with a lasting private copy (a field rewrite's copy must
  * outlive nvshim: the caller runs the steps later). Fail open: anything that goes wrong leaves
  * the line unchanged.
