@@ -1,8 +1,6 @@
 /* hash: 64-bit FNV-1a (see hash.h). */
 #include "base/hash.h"
 
-#define HASH_PRIME 1099511628211ULL
-
 uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
 {
 	const unsigned char *p = data;

@@ -15,6 +15,8 @@
 
 /* The FNV-1a offset basis: the value of an empty input. */
 #define HASH_INIT 14695981039346656037ULL
+/* The FNV prime, for a caller that mixes in words rather than bytes (a file hashed fast). */
+#define HASH_PRIME 1099511628211ULL
 
 /* h with the n bytes at data added. */
 uint64_t hash_bytes(uint64_t h, const void *data, size_t n);

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hash.h"
+
 /* Paths are built in fixed buffers; one cut short names no file, and the step fails open. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -725,16 +727,6 @@ void memgate_leave(struct memgate_ticket *t)
 
 /* ---- learning ---- */
 
-static uint64_t fnv(uint64_t h, const void *data, size_t n)
-{
-	const unsigned char *p = data;
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 /* The bytes of a file into h (words at a time: a preprocessed source is megabytes); 0, or -1. */
 static int hash_file(const char *path, uint64_t *h)
 {
@@ -758,10 +750,10 @@ static int hash_file(const char *path, uint64_t *h)
 		for (; i + 8 <= (size_t)n; i += 8) {
 			uint64_t w;
 			memcpy(&w, buf + i, 8);
-			x = (x ^ w) * 1099511628211ULL;
+			x = (x ^ w) * HASH_PRIME;
 			x ^= x >> 29;
 		}
-		x = fnv(x, buf + i, (size_t)n - i);
+		x = hash_bytes(x, buf + i, (size_t)n - i);
 	}
 	close(fd);
 	*h = x;
@@ -789,7 +781,7 @@ uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t
 		*by_name = 0;
 	if (!command)
 		return 0;
-	uint64_t h = fnv(14695981039346656037ULL, memgate_kind_name(kind), strlen(memgate_kind_name(kind)));
+	uint64_t h = hash_str(HASH_INIT, memgate_kind_name(kind));
 	uint64_t name = h, src = 0;
 	int inputs = 0, after_o = 0, names = 0, orig = 0;
 	for (const char *p = command; *p;) {
@@ -817,15 +809,15 @@ uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t
 		}
 		tok[n] = '\0';
 		if (orig) {
-			src = fnv(14695981039346656037ULL, tok, n + 1);
+			src = hash_bytes(HASH_INIT, tok, n + 1);
 			orig = 0;
 			continue;
 		}
 		orig = !strcmp(tok, "--orig_src_path_name");
 		if (!strncmp(tok, "-arch", 5) || !strncmp(tok, "--gpu-name", 10) || !strncmp(tok, "compute_", 8) ||
 		    !strncmp(tok, "sm_", 3) || !strncmp(tok, "-O", 2) || !strncmp(tok, "-G", 2)) {
-			h = fnv(h, tok, n + 1);
-			name = fnv(name, tok, n + 1);
+			h = hash_bytes(h, tok, n + 1);
+			name = hash_bytes(name, tok, n + 1);
 		}
 		int is_o = !strcmp(tok, "-o") || !strcmp(tok, "--output-file") || !strcmp(tok, "-o=");
 		if (!after_o && n && !is_o && tok[0] != '-') {
@@ -836,7 +828,7 @@ uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t
 			    !hash_file(tok, &h)) {
 				inputs++;
 				const char *stable = stable_name(tok);
-				name = fnv(name, stable, strlen(stable) + 1);
+				name = hash_bytes(name, stable, strlen(stable) + 1);
 				names++;
 			}
 		}
@@ -844,12 +836,11 @@ uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t
 	}
 	if (by_name && (src || names)) {
 		if (src) {
-			name ^= src;
-			name *= 1099511628211ULL;
+			name = hash_bytes(name, &src, sizeof(src));
 		} else {
 			char cwd[4096];
 			if (getcwd(cwd, sizeof(cwd)))
-				name = fnv(name, cwd, strlen(cwd));
+				name = hash_str(name, cwd);
 		}
 		*by_name = (name ? name : 1) ^ 0x6e616d65ULL; /* apart from content keys */
 	}
