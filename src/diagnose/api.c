@@ -9,6 +9,7 @@
 
 #include <libiberty.h>
 
+#include "base/cinclude.h"
 #include "base/cache.h"
 #include "base/diag.h"
 #include "base/inifile.h"
@@ -943,23 +944,15 @@ static int includes_cuda(const char *path, struct include_scan *s, int depth)
 	fclose(fp);
 	int hit = 0;
 	struct argv local = ARGV_INIT; /* quoted includes, followed after this file's own lines */
-	for (const char *p = buf; p && *p && !hit;) {
-		const char *q = p + strspn(p, " \t");
-		if (*q == '#') {
-			q += 1 + strspn(q + 1, " \t");
-			if (!strncmp(q, "include", 7)) {
-				q += 7 + strspn(q + 7, " \t");
-				char close = *q == '<' ? '>' : *q == '"' ? '"' : 0;
-				const char *e = close ? q + 1 + strcspn(q + 1, close == '>' ? ">\n" : "\"\n") : NULL;
-				if (e && *e == close) {
-					hit = cuda_header(q + 1, (size_t)(e - q - 1));
-					if (!hit && close == '"' && depth > 0 && e > q + 1)
-						argv_push_owned(&local, xstrndup(q + 1, (size_t)(e - q - 1)));
-				}
-			}
+	for (const char *p = buf; p && *p && !hit; p = cinclude_next_line(p)) {
+		const char *name;
+		size_t n;
+		int angle;
+		if (cinclude_parse(p, &name, &n, &angle)) {
+			hit = cuda_header(name, n);
+			if (!hit && !angle && depth > 0 && n)
+				argv_push_owned(&local, xstrndup(name, n));
 		}
-		p = strchr(p, '\n');
-		p = p ? p + 1 : NULL;
 	}
 	free(buf);
 	for (size_t i = 0; i < local.n && !hit && s->files < SCAN_FILES; i++) {

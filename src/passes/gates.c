@@ -11,6 +11,7 @@
 
 #include <libiberty.h>
 
+#include "base/cinclude.h"
 #include "base/hash.h"
 #include "base/cache.h"
 #include "base/diag.h"
@@ -176,24 +177,12 @@ int gates_path_mentions(const char *path, const char *word)
 int gates_source_includes(const char *text, const char *word)
 {
 	size_t n = strlen(word);
-	for (const char *p = text; p && *p;) {
-		const char *q = p;
-		while (*q == ' ' || *q == '\t')
-			q++;
-		if (*q == '#') {
-			q++;
-			while (*q == ' ' || *q == '\t')
-				q++;
-			if (!strncmp(q, "include", 7)) {
-				q += 7;
-				while (*q == ' ' || *q == '\t')
-					q++;
-				if ((*q == '<' || *q == '"') && !strncmp(q + 1, word, n) && q[1 + n] == '/')
-					return 1;
-			}
-		}
-		p = strchr(p, '\n');
-		p = p ? p + 1 : NULL;
+	for (const char *p = text; p && *p; p = cinclude_next_line(p)) {
+		const char *name;
+		size_t len;
+		int angle;
+		if (cinclude_parse(p, &name, &len, &angle) && len > n && !strncmp(name, word, n) && name[n] == '/')
+			return 1;
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 
 #include <libiberty.h>
 
+#include "base/cinclude.h"
 #include "base/cache.h"
 #include "base/diag.h"
 #include "base/fault.h"
@@ -319,19 +320,12 @@ static void gate_file(const char *path, struct gate_read *g, int depth, const st
 	free(real);
 	g->hit |= compat_dryrun_gate(text, names);
 	struct argv local = ARGV_INIT;
-	for (const char *p = text; p && *p && depth > 0;) {
-		const char *q = p + strspn(p, " \t");
-		if (*q == '#') {
-			q += 1 + strspn(q + 1, " \t");
-			if (!strncmp(q, "include", 7)) {
-				q += 7 + strspn(q + 7, " \t");
-				const char *e = *q == '"' ? q + 1 + strcspn(q + 1, "\"\n") : NULL;
-				if (e && *e == '"' && e > q + 1)
-					argv_push_owned(&local, xstrndup(q + 1, (size_t)(e - q - 1)));
-			}
-		}
-		p = strchr(p, '\n');
-		p = p ? p + 1 : NULL;
+	for (const char *p = text; p && *p && depth > 0; p = cinclude_next_line(p)) {
+		const char *name;
+		size_t n;
+		int angle;
+		if (cinclude_parse(p, &name, &n, &angle) && !angle && n)
+			argv_push_owned(&local, xstrndup(name, n));
 	}
 	free(text);
 	for (size_t i = 0; i < local.n && g->files < GATE_FILES; i++) {

@@ -8,6 +8,7 @@
 
 #include <libiberty.h>
 
+#include "base/cinclude.h"
 #include "base/diag.h"
 #include "base/fault.h"
 #include "buildwide/build.h"
@@ -452,25 +453,17 @@ int layout_after_failure(const struct compat_context *ctx, struct plan *plan, st
 
 int layout_dryrun_gate(const char *text)
 {
-	for (const char *p = text; p && *p;) {
-		const char *q = p + strspn(p, " \t");
-		if (*q == '#') {
-			q += 1 + strspn(q + 1, " \t");
-			if (!strncmp(q, "include", 7)) {
-				q += 7 + strspn(q + 7, " \t");
-				char close = *q == '<' ? '>' : *q == '"' ? '"' : 0;
-				size_t n = close ? strcspn(q + 1, close == '>' ? ">\n" : "\"\n") : 0;
-				if (n && n < 64 && q[1 + n] == close) {
-					char name[64];
-					memcpy(name, q + 1, n);
-					name[n] = '\0';
-					if (nvtx_header(name) || types_header(name))
-						return 1;
-				}
-			}
+	for (const char *p = text; p && *p; p = cinclude_next_line(p)) {
+		const char *h;
+		size_t n;
+		int angle;
+		if (cinclude_parse(p, &h, &n, &angle) && n && n < 64) {
+			char name[64];
+			memcpy(name, h, n);
+			name[n] = '\0';
+			if (nvtx_header(name) || types_header(name))
+				return 1;
 		}
-		p = strchr(p, '\n');
-		p = p ? p + 1 : NULL;
 	}
 	return 0;
 }
