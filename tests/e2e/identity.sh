@@ -6,6 +6,7 @@
 # nvshim, --help, -h, --version and no arguments are nvshim's own, and `nvshim nvcc ARGS` is nvcc
 # again (the last cases).
 NVSHIM=$1 NVCC=$2
+DAY=$((10#${NVSHIM_TEST_DAY:-$(date +%j)})) ROTATE=${NVSHIM_ROTATE:-} # before lib.sh clears NVSHIM_*
 . "$(dirname "$0")/lib.sh"
 SHIM_NVCC="${NVSHIM_BUILD_DIR:-$(dirname "$NVSHIM")}/libexec/nvshim/bin/nvcc"
 [ -x "$SHIM_NVCC" ] || { not_ok "nvshim's nvcc name" "no $SHIM_NVCC"; finish; }
@@ -146,7 +147,8 @@ same "link relocatable objects" -- dc.o -o prog_rdc
 # Nothing is to be fixed in any of them: nvcc's output, byte for byte. The quick run takes every
 # fifth (a different fifth each day, said below); E2E_FULL=1 (run-all.sh --full, CI) every
 # second (a different half each day: two days' runs draw every line); the sanitizer pass,
-# where each line is nvshim's exec path again, every tenth.
+# where each line is nvshim's exec path again, every tenth; NVSHIM_ROTATE=off every line,
+# NVSHIM_TEST_DAY=N day N's share.
 unset EXPECT_FILES
 SHIM=("$SHIM_NVCC")
 mapfile -t DRAWN < <(python3 - "${NVSHIM_SOURCE_DIR:-$(dirname "$0")/../..}/src/model/options.c" <<'PY'
@@ -191,7 +193,8 @@ drawn=0 not_drawn=()
 every=5
 [ -n "${E2E_FULL:-}" ] && every=2
 [ -n "$SANITIZED" ] && every=10
-day=$(( 10#$(date +%j) % every ))
+[ "$ROTATE" = off ] && every=1
+day=$((DAY % every))
 for i in "${!DRAWN[@]}"; do
 	opt=${DRAWN[$i]}
 	if [ "${opt:0:1}" = "#" ]; then

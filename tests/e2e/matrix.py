@@ -548,23 +548,28 @@ def main():
     g.add_argument("--sample", type=int)
     g.add_argument("--pairs", action="store_true")
     g.add_argument("--all", action="store_true")
+    ap.add_argument("--half", type=int, help="with --pairs: the half of day N (N's parity), with every shape and layer")
     ap.add_argument("--seed", type=int, default=39)
     ap.add_argument("--only")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--jobs", type=int, default=1)
     o = ap.parse_args()
     cases = list(all_cases()) if o.all else covering_pairs(o.seed)
-    if o.sample and o.sample < len(cases):
-        # a fixed sample that still has every shape and every layer
-        rng = random.Random(o.seed)
-        order = sorted(cases, key=lambda c: rng.random())
-        picked, seen = [], set()
-        # first the cases that bring a shape, a layer or a name not yet picked, then the rest
-        for c in order:
-            key = {("shape", c["shape"]), ("layer", c["layer"]), ("name", c["name"]), ("front", c["front"])}
-            if key - seen:
-                picked.append(c)
-                seen |= key
+    # the cases that bring a shape, a layer, a name or a front not yet picked, in a fixed order
+    rng = random.Random(o.seed)
+    order = sorted(cases, key=lambda c: rng.random())
+    picked, seen = [], set()
+    for c in order:
+        key = {("shape", c["shape"]), ("layer", c["layer"]), ("name", c["name"]), ("front", c["front"])}
+        if key - seen:
+            picked.append(c)
+            seen |= key
+    if o.half is not None and o.pairs:
+        # every shape and layer, and every other pair: the two halves are every pair
+        cases = [c for i, c in enumerate(cases) if i % 2 == o.half % 2 or c in picked]
+    elif o.sample and o.sample < len(cases):
+        # a fixed sample that still has every shape and every layer: first the cases that
+        # bring one, then the rest
         for c in order:
             if len(picked) >= o.sample:
                 break
