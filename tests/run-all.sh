@@ -6,9 +6,11 @@
 #                                  at most about 12 minutes on 2 cores. It ends by naming what it
 #                                  did not run.
 #   bash tests/run-all.sh --full   what CI runs (.ci/run): the release build (the quick start's
-#                                  Release, -O3) with every suite, the same suites again in an
-#                                  AddressSanitizer + UndefinedBehaviorSanitizer build, valgrind
-#                                  (e2e_valgrind, labelled `full`) and fuzzing.
+#                                  Release, -O3) with every suite (the two labelled `alternate`
+#                                  one a day), the suites again in an AddressSanitizer +
+#                                  UndefinedBehaviorSanitizer build (the heavy e2e ones half a
+#                                  day), valgrind (e2e_valgrind, labelled `full`) and fuzzing;
+#                                  NVSHIM_ROTATE=off runs all of it (docs/tests.md).
 #
 # Suites are found through ctest (a new add_test() is run without a change here) and fuzz
 # targets by their names (build-test-fuzz/tests/fuzz/fuzz_*). A failing run ends with one line
@@ -188,8 +190,8 @@ minutes=$(( ($(date +%s) - started + 59) / 60 ))
 echo
 if [ $full = 0 ]; then
 	left=$(ctest --test-dir build-test-release -N -L full 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
-	echo "Not run here (bash tests/run-all.sh --full runs them, as CI does, in about an hour):"
-	echo "  - the ASan+UBSan build and every suite again under it (build-test-asan)"
+	echo "Not run here (bash tests/run-all.sh --full runs them, as CI does, in about 55 minutes):"
+	echo "  - the ASan+UBSan build and the suites again under it (build-test-asan)"
 	echo "  - the suites labelled full: ${left:-none} (ctest --test-dir build-test-release -L full)"
 	echo "  - fuzzing: each tests/fuzz target for NVSHIM_FUZZ_SECONDS (20) s under libFuzzer (the corpus replays, fuzz_replay_*, did run)"
 	echo "  - the GPU checks need a GPU (the gpu suite skips without one): tests/gpu/run.sh"
