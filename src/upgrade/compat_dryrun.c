@@ -23,8 +23,9 @@
 
 extern char **environ;
 
-/* The verdict file's format. */
-#define VERDICT_MAGIC "nvshim-compat-verdict 1"
+/* The verdict file's format (2: with CUDA 13's moved files, the `layout` line; a version's
+ * verdicts are apart from another's, since the magic is in the key). */
+#define VERDICT_MAGIC "nvshim-compat-verdict 2"
 
 /* How much the gate reads: the source whole up to 8 MiB, its quoted headers' first 1 MiB, two
  * levels deep, 16 files in all. */
@@ -152,6 +153,8 @@ int compat_dryrun_front_args(const struct invocation *inv, struct argv *out, siz
 
 /* ---- the verdict file ---- */
 
+static int word_ok(const char *s);
+
 char *compat_dryrun_verdict_format(const char *key, const struct compat_decision *d, const char *why)
 {
 	struct argv lines = ARGV_INIT;
@@ -169,7 +172,8 @@ char *compat_dryrun_verdict_format(const char *key, const struct compat_decision
 		free(w);
 	}
 	if (d->layout)
-		argv_pushf(&lines, "layout %u %s", d->layout, d->layout_header ? d->layout_header : "-");
+		argv_pushf(&lines, "layout %u %s", d->layout,
+			   d->layout_header && word_ok(d->layout_header) ? d->layout_header : "-");
 	for (size_t i = 0; d->retry && i < d->headers.n; i++)
 		argv_pushf(&lines, "header %s", d->headers.v[i]);
 	for (size_t i = 0; d->retry && i < d->entries.n; i++)
@@ -712,9 +716,15 @@ static int apply(const struct compat_context *ctx, struct plan *plan, const stru
 			argv_release(&plan->argv);
 			argv_copy(&plan->argv, &fixed);
 			layered = 1;
-		} else if (what && !d.retry) {
-			*what = xasprintf("compat = auto, %s: verdict (%s): CUDA 13's moved files, but the toolkit's "
-					  "include/nvtx3 is not there: %s as it is", word, from, theirs);
+		} else {
+			/* the check passed the fix and the layer together: neither alone */
+			if (what)
+				*what = xasprintf("compat = auto, %s: verdict (%s): CUDA 13's moved files, but the "
+						  "files that restore them are not there now: %s as it is", word, from,
+						  theirs);
+			argv_release(&fixed);
+			argv_release(&added);
+			goto out;
 		}
 		argv_release(&fixed);
 		argv_release(&added);
@@ -744,7 +754,8 @@ static int apply(const struct compat_context *ctx, struct plan *plan, const stru
 		layered = 1;
 	} else if (what) {
 		*what = xasprintf("compat = auto, %s: verdict (%s): the layer, but no private copy of %s could be "
-				  "made: %s as it is", word, from, front->v[source], theirs);
+				  "made: %s%s", word, from, front->v[source],
+				  layered ? "CUDA 13's moved files only" : theirs, layered ? "" : " as it is");
 	}
 	compat_layered_release(&l);
 out:

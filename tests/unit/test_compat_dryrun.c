@@ -160,17 +160,17 @@ Test(compat_dryrun, a_verdict_reads_back)
 	compat_decision_release(&back);
 	/* bad lines */
 	static const char *const bad[] = {
-		"nvshim-compat-verdict 1\nkey k\nlayer\nend\n",                          /* no header */
-		"nvshim-compat-verdict 1\nkey k\nlayer\nheader ../x.h\nend\n",            /* a bad header */
-		"nvshim-compat-verdict 1\nkey k\nlayer\nheader runtime.h\nsite 0 f\nend\n", /* line 0 */
-		"nvshim-compat-verdict 1\nkey k\nlayer\nheader runtime.h\nsite 3 a-b\nend\n",
-		"nvshim-compat-verdict 1\nkey k\nplain x\nheader runtime.h\nend\n",      /* plain has no body */
-		"nvshim-compat-verdict 1\nkey k\nmaybe\nend\n",
-		"nvshim-compat-verdict 1\nkey k\nplain x\nend\nend\n",
-		"nvshim-compat-verdict 2\nkey k\nplain x\nend\n",
-		"nvshim-compat-verdict 1\nkey k\nplain x\nlayout 4 nvToolsExt.h\nend\n", /* not a dry-run fix */
-		"nvshim-compat-verdict 1\nkey k\nplain x\nlayout 2\nend\n",              /* no header */
-		"nvshim-compat-verdict 1\nkey k\nplain x\nlayout 2 a\nlayout 2 a\nend\n",
+		"nvshim-compat-verdict 2\nkey k\nlayer\nend\n",                          /* no header */
+		"nvshim-compat-verdict 2\nkey k\nlayer\nheader ../x.h\nend\n",            /* a bad header */
+		"nvshim-compat-verdict 2\nkey k\nlayer\nheader runtime.h\nsite 0 f\nend\n", /* line 0 */
+		"nvshim-compat-verdict 2\nkey k\nlayer\nheader runtime.h\nsite 3 a-b\nend\n",
+		"nvshim-compat-verdict 2\nkey k\nplain x\nheader runtime.h\nend\n",      /* plain has no body */
+		"nvshim-compat-verdict 2\nkey k\nmaybe\nend\n",
+		"nvshim-compat-verdict 2\nkey k\nplain x\nend\nend\n",
+		"nvshim-compat-verdict 1\nkey k\nplain x\nend\n",
+		"nvshim-compat-verdict 2\nkey k\nplain x\nlayout 4 nvToolsExt.h\nend\n", /* not a dry-run fix */
+		"nvshim-compat-verdict 2\nkey k\nplain x\nlayout 2\nend\n",              /* no header */
+		"nvshim-compat-verdict 2\nkey k\nplain x\nlayout 2 a\nlayout 2 a\nend\n",
 		"",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -198,7 +198,7 @@ Test(compat_dryrun, a_verdict_reads_back)
 	free(text);
 	compat_decision_release(&back);
 	compat_decision_release(&d);
-	cr_assert_eq(compat_dryrun_verdict_parse("nvshim-compat-verdict 1\nkey k\nlayer\nheader runtime.h\n"
+	cr_assert_eq(compat_dryrun_verdict_parse("nvshim-compat-verdict 2\nkey k\nlayer\nheader runtime.h\n"
 						 "site 7 clockRate\nend\n", "k", &back, &why), 0);
 	cr_assert_eq(back.sites[0].line, 7);
 	compat_decision_release(&back);
