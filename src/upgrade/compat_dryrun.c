@@ -290,6 +290,7 @@ struct gate_read {
 	unsigned files;
 	struct argv texts;       /* "PATH\nTEXT" of each file read, for the key */
 	int hit;
+	int moved;               /* a file #includes a header CUDA 13 moved (layout_dryrun_gate()) */
 };
 
 static int is_regular(const char *path)
@@ -323,6 +324,7 @@ static void gate_file(const char *path, struct gate_read *g, int depth, const st
 	argv_push_owned(&g->texts, concat(real ? real : path, "\n", text, NULL));
 	free(real);
 	g->hit |= compat_dryrun_gate(text, names);
+	g->moved |= layout_dryrun_gate(text);
 	struct argv local = ARGV_INIT;
 	for (const char *p = text; p && *p && depth > 0; p = cinclude_next_line(p)) {
 		const char *name;
@@ -599,7 +601,7 @@ static int apply(const struct compat_context *ctx, struct plan *plan, const stru
 	char *version = NULL;
 	api_table_init(&t);
 	struct argv names = ARGV_INIT;
-	struct gate_read g = { dirs, 0, ARGV_INIT, 0 };
+	struct gate_read g = { dirs, 0, ARGV_INIT, 0, 0 };
 	struct compat_decision d;
 	compat_decision_init(&d);
 	char *why = NULL, *inc = NULL, *identity = NULL, *vdir = NULL, *vfile = NULL;
@@ -618,14 +620,9 @@ static int apply(const struct compat_context *ctx, struct plan *plan, const stru
 	api_context_load(&quick, &t, &version);
 	compat_dryrun_names(&t, NULL, &names);
 	gate_file(front->v[source], &g, GATE_DEPTH, &names, GATE_SOURCE_BYTES);
-	/* and CUDA 13's moved files (layout.h): an NVTX 2 header by its bare name, on a toolkit
-	 * that no longer has it */
-	int moved = 0;
-	for (size_t i = 0; !ctx->host && i < g.texts.n && !moved; i++) {
-		const char *body = strchr(g.texts.v[i], '\n');
-		moved = body && layout_dryrun_gate(body + 1);
-	}
-	moved = moved && layout_dryrun_moved(ctx);
+	/* and CUDA 13's moved files (layout.h, nvcc mode): an NVTX 2 header by its bare name, on a
+	 * toolkit that no longer has it */
+	int moved = !ctx->host && g.moved && layout_dryrun_moved(ctx);
 	if ((g.hit || moved) && !off) {
 		api_table_release(&t);
 		api_table_init(&t);

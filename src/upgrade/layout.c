@@ -361,6 +361,23 @@ static const char *lasting(unsigned need, int host)
 	       "(CMake: CUDA::nvtx3 from 3.25; `nvshim migrate` writes it)";
 }
 
+/* layout_fix() on the toolkit of ctx's nvcc, with nvshim's CUDA 12 type headers where `need`
+ * asks for them; out and added are always initialised. */
+static int fix_on_toolkit(const struct compat_context *ctx, const struct argv *line, unsigned need, int host,
+			  struct argv *out, struct argv *added)
+{
+	argv_init(out);
+	argv_init(added);
+	char *root = toolkit_root(ctx);
+	char *compat_inc = root && need & LAYOUT_TYPES ? compat_include_dir(ctx->api->exe_dir) : NULL;
+	char *cuda12 = compat_inc ? concat(compat_inc, "/nvshim/compat/cuda12", NULL) : NULL;
+	int rc = root ? layout_fix(line, need, root, cuda12, host, out, added) : -1;
+	free(compat_inc);
+	free(cuda12);
+	free(root);
+	return rc;
+}
+
 /* The note's text: what was missing, what CUDA 13.0 did, `done` (what nvshim did with it),
  * `then` and the lasting fix. */
 static char *note_text(unsigned need, const char *header, const char *done, const char *then, int host)
@@ -405,17 +422,12 @@ int layout_after_failure(const struct compat_context *ctx, struct plan *plan, st
 		return 0;
 	}
 	need &= ~(unsigned)LAYOUT_GONE;
-	char *root = toolkit_root(ctx);
-	struct argv line = ARGV_INIT, added = ARGV_INIT;
-	char *compat_inc = need & LAYOUT_TYPES ? compat_include_dir(ctx->api->exe_dir) : NULL;
-	char *cuda12 = compat_inc ? concat(compat_inc, "/nvshim/compat/cuda12", NULL) : NULL;
+	struct argv line, added;
 	/* an -lnvToolsExt or -I in an options file: the retry's line has it on the command line */
 	struct argv flat;
 	const struct argv *given = compat_flat_line(ctx, &plan->argv, &flat);
-	int ok = root && !layout_fix(given, need, root, cuda12, ctx->host, &line, &added);
+	int ok = !fix_on_toolkit(ctx, given, need, ctx->host, &line, &added);
 	argv_release(&flat);
-	free(compat_inc);
-	free(cuda12);
 	int fixed = 0;
 	if (ok) {
 		struct run_result again = { 127, 0, 0 };
@@ -444,7 +456,6 @@ int layout_after_failure(const struct compat_context *ctx, struct plan *plan, st
 	}
 	argv_release(&line);
 	argv_release(&added);
-	free(root);
 	free(header);
 	return fixed;
 }
@@ -471,17 +482,13 @@ int layout_dryrun_gate(const char *text)
 int layout_dryrun_fix(const struct compat_context *ctx, const struct argv *line, unsigned need,
 		      struct argv *out, struct argv *added)
 {
-	argv_init(out);
-	argv_init(added);
 	need &= LAYOUT_NVTX | LAYOUT_TYPES;
-	char *root = need ? toolkit_root(ctx) : NULL;
-	char *compat_inc = root && need & LAYOUT_TYPES ? compat_include_dir(ctx->api->exe_dir) : NULL;
-	char *cuda12 = compat_inc ? concat(compat_inc, "/nvshim/compat/cuda12", NULL) : NULL;
-	int rc = root ? layout_fix(line, need, root, cuda12, 0, out, added) : -1;
-	free(compat_inc);
-	free(cuda12);
-	free(root);
-	return rc;
+	if (!need) {
+		argv_init(out);
+		argv_init(added);
+		return -1;
+	}
+	return fix_on_toolkit(ctx, line, need, 0, out, added);
 }
 
 char *layout_dryrun_note(unsigned need, const char *header, const struct argv *added, const char *goes,
