@@ -659,7 +659,6 @@ NVSHIM_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
 
 /* ---- settings, the GPU, messages ---------------------------------------------------------- */
 
-static const char *env_get(const char *name) { return getenv(name); }
 
 static struct config cfg;
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
@@ -668,7 +667,7 @@ static void load_config(void)
 {
 	struct config_paths paths;
 	struct argv store = ARGV_INIT;
-	config_init(&cfg, env_get);
+	config_init(&cfg, config_getenv);
 	/* <prefix>/libexec/nvshim/libnvshim-preload.so: config_default_paths takes the parent of the
 	 * directory it is given as the prefix. */
 	const char *self = preload_self_path();
@@ -680,8 +679,8 @@ static void load_config(void)
 		if (up && up != dir)
 			*up = '\0';
 	}
-	config_default_paths(&paths, &store, dir, env_get);
-	config_load(&cfg, &paths, env_get, NULL);
+	config_default_paths(&paths, &store, dir, config_getenv);
+	config_load(&cfg, &paths, config_getenv, NULL);
 	config_report(&cfg);
 	argv_release(&store);
 	free(dir);
@@ -706,7 +705,7 @@ static void load_devices(void)
 	const char *slash = strrchr(self, '/');
 	if (slash)
 		helper = xasprintf("%.*s/nvshim-devices", (int)(slash - self), self);
-	devices_load(&found, env_get, c->cache_dir, helper);
+	devices_load(&found, config_getenv, c->cache_dir, helper);
 	free(helper);
 	PL_HG_BEFORE(&devices_once);
 }
