@@ -344,9 +344,13 @@ int memgate_parse_record(const char *text, long long *kb)
 	return 0;
 }
 
-int memgate_parse_peaks(const char *text, long long *kb, int max)
+int memgate_parse_peaks(const char *text, long long *kb, uint64_t *source, int max)
 {
-	if (!text || strncmp(text, "nvshim-peaks 1", 14) || max <= 0)
+	if (!text || max <= 0)
+		return -1;
+	/* version 1: peaks alone (each its own source); 2: KB/SOURCE, the source 16 hex digits */
+	int version = !strncmp(text, "nvshim-peaks 1", 14) ? 1 : !strncmp(text, "nvshim-peaks 2", 14) ? 2 : 0;
+	if (!version)
 		return -1;
 	const char *q = text + 14;
 	int n = 0;
@@ -355,8 +359,23 @@ int memgate_parse_peaks(const char *text, long long *kb, int max)
 		long long v = peak_kb(&q);
 		if (v < 0)
 			return -1;
-		if (n < max)
-			kb[n++] = v;
+		uint64_t src = 0;
+		if (version == 2) {
+			if (*q != '/')
+				return -1;
+			q++;
+			int digits = 0;
+			for (; digits < 16 && isxdigit((unsigned char)*q); digits++, q++)
+				src = src << 4 | (uint64_t)(isdigit((unsigned char)*q) ? *q - '0' : (*q | 0x20) - 'a' + 10);
+			if (digits != 16)
+				return -1;
+		}
+		if (n < max) {
+			kb[n] = v;
+			if (source)
+				source[n] = src;
+			n++;
+		}
 	}
 	return (*q && *q != '\n') || !n ? -1 : n;
 }
@@ -775,14 +794,16 @@ static const char *stable_name(const char *path)
 	return path;
 }
 
-uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t *by_name)
+uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t *by_name, uint64_t *by_source)
 {
 	if (by_name)
 		*by_name = 0;
+	if (by_source)
+		*by_source = 0;
 	if (!command)
 		return 0;
 	uint64_t h = hash_str(HASH_INIT, memgate_kind_name(kind));
-	uint64_t name = h, src = 0;
+	uint64_t name = h, source = h, src = 0;
 	int inputs = 0, after_o = 0, names = 0, orig = 0;
 	for (const char *p = command; *p;) {
 		p += strspn(p, " \t");
@@ -829,20 +850,27 @@ uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t
 				inputs++;
 				const char *stable = stable_name(tok);
 				name = hash_bytes(name, stable, strlen(stable) + 1);
+				source = hash_bytes(source, stable, strlen(stable) + 1);
 				names++;
 			}
 		}
 		after_o = is_o;
 	}
-	if (by_name && (src || names)) {
+	if (src || names) {
 		if (src) {
 			name = hash_bytes(name, &src, sizeof(src));
+			source = hash_bytes(source, &src, sizeof(src));
 		} else {
 			char cwd[4096];
-			if (getcwd(cwd, sizeof(cwd)))
+			if (getcwd(cwd, sizeof(cwd))) {
 				name = hash_str(name, cwd);
+				source = hash_str(source, cwd);
+			}
 		}
-		*by_name = (name ? name : 1) ^ 0x6e616d65ULL; /* apart from content keys */
+		if (by_name)
+			*by_name = (name ? name : 1) ^ 0x6e616d65ULL; /* apart from content keys */
+		if (by_source)
+			*by_source = source ? source : 1;
 	}
 	return inputs ? (h ? h : 1) : 0;
 }
@@ -890,15 +918,17 @@ void memgate_learn(const struct memgate *g, enum memgate_kind kind, uint64_t key
 	write_file(path, text);
 }
 
-/* The peaks of a kind seen in the last hour, oldest first: their count (0 none). */
-static int seen_read(const struct memgate *g, enum memgate_kind kind, long long *kb, char *path, size_t size)
+/* The peaks of a kind seen in the last hour, oldest first, with their sources: their count
+ * (0 none). */
+static int seen_read(const struct memgate *g, enum memgate_kind kind, long long *kb, uint64_t *source, char *path,
+		     size_t size)
 {
-	char buf[MEMGATE_SEEN_MAX * 16 + 64];
+	char buf[MEMGATE_SEEN_MAX * 40 + 64];
 	snprintf(path, size, "%s/seen.%s", g->ledger, memgate_kind_name(kind));
 	struct stat sb;
 	if (stat(path, &sb) || sb.st_mtime + 3600 < time(NULL) || read_into(path, buf, sizeof(buf)))
 		return 0;
-	int n = memgate_parse_peaks(buf, kb, MEMGATE_SEEN_MAX);
+	int n = memgate_parse_peaks(buf, kb, source, MEMGATE_SEEN_MAX);
 	return n > 0 ? n : 0;
 }
 
@@ -908,42 +938,64 @@ static int ll_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-long long memgate_peaks_estimate(const long long *kb, int n)
+long long memgate_peaks_estimate(const long long *kb, const uint64_t *source, int n)
 {
 	if (n <= 0)
 		return -1;
-	long long v[MEMGATE_SEEN_MAX];
 	if (n > MEMGATE_SEEN_MAX)
 		n = MEMGATE_SEEN_MAX;
-	memcpy(v, kb, (size_t)n * sizeof(v[0]));
-	qsort(v, (size_t)n, sizeof(v[0]), ll_cmp);
-	/* fewer than four: the largest; else the one a fifth of them exceed */
-	int at = n < 4 ? n - 1 : (n * 4 + 4) / 5 - 1;
-	return v[at] * 1024;
+	/* one figure per source, its largest (a source's targets peak alike); a source of 0 is
+	 * one of its own */
+	long long v[MEMGATE_SEEN_MAX];
+	uint64_t of[MEMGATE_SEEN_MAX];
+	int d = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t s = source ? source[i] : 0;
+		int j = 0;
+		while (s && j < d && of[j] != s)
+			j++;
+		if (s && j < d) {
+			if (kb[i] > v[j])
+				v[j] = kb[i];
+			continue;
+		}
+		of[d] = s;
+		v[d++] = kb[i];
+	}
+	if (d < MEMGATE_SEEN_SOURCES)
+		return -1;
+	qsort(v, (size_t)d, sizeof(v[0]), ll_cmp);
+	/* the one a fifth of them exceed */
+	return v[(d * 4 + 4) / 5 - 1] * 1024;
 }
 
 long long memgate_similar(const struct memgate *g, enum memgate_kind kind)
 {
 	long long kb[MEMGATE_SEEN_MAX];
+	uint64_t source[MEMGATE_SEEN_MAX];
 	char path[4200];
-	return memgate_peaks_estimate(kb, seen_read(g, kind, kb, path, sizeof(path)));
+	return memgate_peaks_estimate(kb, source, seen_read(g, kind, kb, source, path, sizeof(path)));
 }
 
-void memgate_seen(const struct memgate *g, enum memgate_kind kind, long long peak)
+void memgate_seen(const struct memgate *g, enum memgate_kind kind, long long peak, uint64_t source)
 {
 	if (peak <= 0)
 		return;
 	long long kb[MEMGATE_SEEN_MAX];
-	char path[4200], text[MEMGATE_SEEN_MAX * 16 + 64];
-	int n = seen_read(g, kind, kb, path, sizeof(path));
+	uint64_t src[MEMGATE_SEEN_MAX];
+	char path[4200], text[MEMGATE_SEEN_MAX * 40 + 64];
+	int n = seen_read(g, kind, kb, src, path, sizeof(path));
 	if (n == MEMGATE_SEEN_MAX) {
 		memmove(kb, kb + 1, (size_t)(n - 1) * sizeof(kb[0]));
+		memmove(src, src + 1, (size_t)(n - 1) * sizeof(src[0]));
 		n--;
 	}
-	kb[n++] = (peak + 1023) / 1024;
-	size_t len = (size_t)snprintf(text, sizeof(text), "nvshim-peaks 1");
+	kb[n] = (peak + 1023) / 1024;
+	src[n++] = source;
+	size_t len = (size_t)snprintf(text, sizeof(text), "nvshim-peaks 2");
 	for (int i = 0; i < n && len < sizeof(text); i++)
-		len += (size_t)snprintf(text + len, sizeof(text) - len, " %lld", kb[i]);
+		len += (size_t)snprintf(text + len, sizeof(text) - len, " %lld/%016llx", kb[i],
+					(unsigned long long)src[i]);
 	if (len + 1 < sizeof(text)) {
 		text[len] = '\n';
 		text[len + 1] = '\0';

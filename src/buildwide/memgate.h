@@ -16,9 +16,10 @@
  *             tree, from wait4()'s rusage, kept in <learn dir>/<kind>-<key> where the key hashes
  *             the stage's input files' bytes and its target), else the peak learned for its
  *             source's name and target (a rebuild after an edit), else the 80th percentile of
- *             the peaks of the same kind of stage seen in the last hour (<dir>/seen.<kind>; the
- *             largest while fewer than four), else a cautious default per kind
- *             (memgate_default_peak());
+ *             the peaks of the same kind of stage seen in the last hour, each source counted once
+ *             at its largest (<dir>/seen.<kind>; none while fewer than four sources finished:
+ *             a file of small stubs compiled first for four targets says nothing of the kernels
+ *             beside it), else a cautious default per kind (memgate_default_peak());
  *   brake     live memory: while other stages run, one waits when MemAvailable is below its
  *             estimate plus a small reserve, or when the kernel's memory pressure (PSI, "full
  *             avg10") is above MEMGATE_PSI_BRAKE;
@@ -91,13 +92,19 @@ void memgate_parse_cgroup(const char *text, char *v2, size_t v2size, char *v1, s
 long long memgate_parse_vmstat(const char *text);
 /* A learned-peak record "nvshim-peak 1 KB\n": 0 with *kb, else -1. */
 int memgate_parse_record(const char *text, long long *kb);
-/* The peaks seen of a kind, "nvshim-peaks 1 KB KB ...\n": their count (the first max kept in
- * kb), else -1. */
-int memgate_parse_peaks(const char *text, long long *kb, int max);
-/* From n peaks (KB): fewer than four, the largest; else the one a fifth of them exceed (their
- * 80th percentile), bytes; -1 for none. A build's kernels differ widely, and the ledger counts a stage past its estimate at what it holds now. */
-long long memgate_peaks_estimate(const long long *kb, int n);
+/* The peaks seen of a kind, "nvshim-peaks 2 KB/SOURCE KB/SOURCE ...\n" (SOURCE: 16 hex digits,
+ * the stage's source by name, memgate_stage_key()'s by_source; version 1 has peaks alone, each
+ * of a source of its own, 0): their count (the first max kept in kb and source, which may be
+ * NULL), else -1. */
+int memgate_parse_peaks(const char *text, long long *kb, uint64_t *source, int max);
+/* From n peaks (KB) and their sources (NULL: each its own): each source's largest peak (one
+ * source's targets peak alike, and a build's first finished stages are often one small file's
+ * targets); with fewer than MEMGATE_SEEN_SOURCES sources, -1 (nothing to go by: the cautious
+ * default); else the one a fifth of them exceed (their 80th percentile), bytes. A build's
+ * kernels differ widely, and the ledger counts a stage past its estimate at what it holds now. */
+long long memgate_peaks_estimate(const long long *kb, const uint64_t *source, int n);
 #define MEMGATE_SEEN_MAX 64
+#define MEMGATE_SEEN_SOURCES 4
 /* MEMGATE_ENV: 0 with g filled, else -1. */
 int memgate_parse_spec(const char *text, struct memgate *g);
 /* One journal line (without its newline): 0 with the fields, else -1. */
@@ -166,19 +173,20 @@ void memgate_leave(struct memgate_ticket *t);
 long long memgate_parse_statm(const char *text);
 
 /* The learned keys of a stage: its kind, its target option and the bytes of its input files
- * (the paths it names that exist, but the one after -o), 0 when no input was read; and in
+ * (the paths it names that exist, but the one after -o), 0 when no input was read; in
  * *by_name (may be NULL) its kind, target and source by name (nvcc's --orig_src_path_name,
  * else its inputs' names without nvcc's temporary prefix, with the working directory), 0 when
- * it names none. */
-uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t *by_name);
+ * it names none; and in *by_source (may be NULL) the same without the target (the stages of
+ * one source for each of its targets), 0 when it names none. */
+uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t *by_name, uint64_t *by_source);
 /* The learned peak in bytes (-1 none), and recording one (bytes). */
 long long memgate_recall(const struct memgate *g, enum memgate_kind kind, uint64_t key);
 void memgate_learn(const struct memgate *g, enum memgate_kind kind, uint64_t key, long long peak);
 /* Peaks of the same kind seen in the last hour (<ledger>/seen.<kind>, the last
- * MEMGATE_SEEN_MAX): the estimate of a stage nothing was learned for, bytes (-1 none); and
- * recording one (bytes). */
+ * MEMGATE_SEEN_MAX, with their sources): the estimate of a stage nothing was learned for,
+ * bytes (-1 none: memgate_peaks_estimate()); and recording one (bytes, its by_source key). */
 long long memgate_similar(const struct memgate *g, enum memgate_kind kind);
-void memgate_seen(const struct memgate *g, enum memgate_kind kind, long long peak);
+void memgate_seen(const struct memgate *g, enum memgate_kind kind, long long peak, uint64_t source);
 /* Appends one journal line. */
 void memgate_journal(const struct memgate *g, const struct memgate_entry *e);
 /* Milliseconds of CLOCK_REALTIME. */

@@ -202,8 +202,8 @@ static int gate_oom_killed(int status, long long kills_before, int injected)
  * its peak; killed for memory, it runs again alone (at most twice). */
 static int gate_memory_stage(const char *command, enum memgate_kind kind)
 {
-	uint64_t by_name;
-	uint64_t key = memgate_stage_key(command, kind, &by_name);
+	uint64_t by_name, by_source;
+	uint64_t key = memgate_stage_key(command, kind, &by_name, &by_source);
 	long long learned = memgate_recall(&gate_mg, kind, key);
 	if (learned <= 0)
 		learned = memgate_recall(&gate_mg, kind, by_name);
@@ -248,7 +248,7 @@ static int gate_memory_stage(const char *command, enum memgate_kind kind)
 			if (peak > 0) {
 				memgate_learn(&gate_mg, kind, key, peak);
 				memgate_learn(&gate_mg, kind, by_name, peak);
-				memgate_seen(&gate_mg, kind, peak);
+				memgate_seen(&gate_mg, kind, peak, by_source);
 			}
 			return status;
 		}

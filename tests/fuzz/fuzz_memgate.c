@@ -29,13 +29,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!memgate_parse_record(s, &kb) && kb <= 0)
 		abort();
 	long long peaks[MEMGATE_SEEN_MAX];
-	int np = memgate_parse_peaks(s, peaks, MEMGATE_SEEN_MAX);
+	uint64_t sources[MEMGATE_SEEN_MAX];
+	int np = memgate_parse_peaks(s, peaks, sources, MEMGATE_SEEN_MAX);
 	if (np == 0 || np > MEMGATE_SEEN_MAX)
 		abort();
-	for (int i = 0; i < np; i++)
+	long long most = 0;
+	for (int i = 0; i < np; i++) {
 		if (peaks[i] <= 0)
 			abort();
-	if (np > 0 && memgate_peaks_estimate(peaks, np) <= 0)
+		most = peaks[i] > most ? peaks[i] : most;
+	}
+	/* an estimate is one of the peaks (none from fewer than MEMGATE_SEEN_SOURCES sources) */
+	long long est = np > 0 ? memgate_peaks_estimate(peaks, sources, np) : -1;
+	if (est == 0 || est < -1 || est > most * 1024 || (np < MEMGATE_SEEN_SOURCES && est != -1))
 		abort();
 	if (!memgate_parse_budget(s, 1LL << 34, &b) && b < -1)
 		abort();

@@ -113,6 +113,11 @@ touch /tmp/.nvshim-fa-stop-$$
 wait "$sampler"
 rm -f /tmp/.nvshim-fa-stop-$$
 peak=$(sort -n "$WORK/samples" | tail -1)
+# FA_KEEP=DIR: the build's log, the samples and the budget's journal copied there
+if [ -n "${FA_KEEP:-}" ]; then
+	mkdir -p "$FA_KEEP" && cp "$WORK/build.log" "$WORK/samples" "$FA_KEEP/"
+	[ -f "$NVSHIM_CACHE_DIR/threads/mem/journal" ] && cp "$NVSHIM_CACHE_DIR/threads/mem/journal" "$FA_KEEP/"
+fi
 jobs=$(grep -o 'MAX_JOBS[^,]*' "$WORK/build.log" | head -1)
 echo "# $label${MAX_JOBS:+, MAX_JOBS=$MAX_JOBS}: build status $status in $((t1 - t0)) s; compilers' summed peak $(awk -v p="$peak" 'BEGIN { printf "%.1f GiB", p / 2^30 }') (sampled); ninja jobs: $(python3 -c 'import os; print(max(1, min(os.cpu_count() // 2, int(__import__("psutil").virtual_memory().available / 2**30 / 9))))' 2>/dev/null) (setup.py's own choice, MAX_JOBS unset)"
 grep -E "error|Killed" "$WORK/build.log" | head -5 | sed 's/^/#   /'

@@ -125,17 +125,40 @@ Test(memgate, records_and_spec)
 	cr_assert_eq(memgate_parse_record("nvshim-peak 2 1\n", &kb), -1, "another version");
 	cr_assert_eq(memgate_parse_record("nvshim-peak 1 0\n", &kb), -1);
 	long long peaks[3];
-	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 1 5 7 9\n", peaks, 3), 3);
+	uint64_t srcs[3];
+	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 1 5 7 9\n", peaks, srcs, 3), 3);
 	cr_assert_eq(peaks[2], 9);
-	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 1 5 7 9 11\n", peaks, 3), 3, "the first max kept");
-	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 1\n", peaks, 3), -1, "none");
-	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 1 5 x\n", peaks, 3), -1);
-	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 1 5  7\n", peaks, 3), -1);
-	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 2 5\n", peaks, 3), -1, "another version");
+	cr_assert_eq(srcs[2], 0, "version 1: no source");
+	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 1 5 7 9 11\n", peaks, NULL, 3), 3, "the first max kept");
+	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 1\n", peaks, srcs, 3), -1, "none");
+	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 1 5 x\n", peaks, srcs, 3), -1);
+	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 1 5  7\n", peaks, srcs, 3), -1);
+	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 3 5\n", peaks, srcs, 3), -1, "another version");
+	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 2 5/00000000000000ab 7/FFFFFFFFFFFFFFFF\n", peaks, srcs, 3), 2);
+	cr_assert_eq(srcs[0], 0xab);
+	cr_assert_eq(srcs[1], UINT64_MAX);
+	cr_assert_eq(peaks[1], 7);
+	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 2 5\n", peaks, srcs, 3), -1, "version 2 names a source");
+	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 2 5/ab\n", peaks, srcs, 3), -1, "of 16 digits");
+	cr_assert_eq(memgate_parse_peaks("nvshim-peaks 2 5/00000000000000abc\n", peaks, srcs, 3), -1);
 	long long eight[] = { 8, 1, 7, 2, 6, 3, 5, 4 };
-	cr_assert_eq(memgate_peaks_estimate(eight, 3), 8 * 1024, "fewer than four: the largest");
-	cr_assert_eq(memgate_peaks_estimate(eight, 8), 7 * 1024, "the 80th percentile of 8");
-	cr_assert_eq(memgate_peaks_estimate(eight, 0), -1);
+	cr_assert_eq(memgate_peaks_estimate(eight, NULL, 3), -1, "fewer than four sources: none");
+	cr_assert_eq(memgate_peaks_estimate(eight, NULL, 4), 8 * 1024, "four: the 80th percentile, the 4th");
+	cr_assert_eq(memgate_peaks_estimate(eight, NULL, 8), 7 * 1024, "the 80th percentile of 8");
+	cr_assert_eq(memgate_peaks_estimate(eight, NULL, 0), -1);
+	/* one small source's four targets finished first (a file of stubs): no estimate from it */
+	long long stub[] = { 530000, 531000, 532000, 529000 };
+	uint64_t one[] = { 7, 7, 7, 7 };
+	cr_assert_eq(memgate_peaks_estimate(stub, one, 4), -1, "one source is not four");
+	/* four sources, two targets each: each source's largest */
+	long long two[] = { 100, 900, 200, 300, 400, 500, 600, 700 };
+	uint64_t of[] = { 1, 1, 2, 2, 3, 3, 4, 4 };
+	cr_assert_eq(memgate_peaks_estimate(two, of, 8), 900 * 1024, "the largest of 300, 500, 700, 900");
+	of[1] = 5;
+	cr_assert_eq(memgate_peaks_estimate(two, of, 8), 700 * 1024, "five sources: 100, 300, 500, 700, 900");
+	of[1] = 1;
+	two[1] = 50;
+	cr_assert_eq(memgate_peaks_estimate(two, of, 8), 700 * 1024, "100, 300, 500, 700: the 4th");
 	cr_assert_eq(memgate_parse_record("nvshim-peak 1 12x\n", &kb), -1);
 	struct memgate g;
 	cr_assert_eq(memgate_parse_spec("25769803776:/c/threads/mem:/c/threads/peaks", &g), 0);
@@ -212,38 +235,44 @@ Test(memgate, ledger_and_learning)
 	fputs("int x;\n", f);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "cicc -arch compute_80 \"%s\" -o \"%s/x.ptx\"", src, dir);
-	uint64_t key = memgate_stage_key(cmd, MEMGATE_CICC, NULL);
+	uint64_t s80, s90, n80, n90;
+	uint64_t key = memgate_stage_key(cmd, MEMGATE_CICC, &n80, &s80);
 	cr_assert_neq(key, 0);
 	snprintf(cmd, sizeof(cmd), "cicc -arch compute_90 \"%s\" -o \"%s/x.ptx\"", src, dir);
-	cr_assert_neq(memgate_stage_key(cmd, MEMGATE_CICC, NULL), key, "the target is in the key");
-	cr_assert_eq(memgate_stage_key("cicc -arch compute_80 /nonexistent.ii", MEMGATE_CICC, NULL), 0);
+	cr_assert_neq(memgate_stage_key(cmd, MEMGATE_CICC, &n90, &s90), key, "the target is in the key");
+	cr_assert_neq(n80, n90, "and in the name key");
+	cr_assert(s80 && s80 == s90, "not in the source key");
+	cr_assert_eq(memgate_stage_key("cicc -arch compute_80 /nonexistent.ii", MEMGATE_CICC, NULL, NULL), 0);
 	cr_assert_eq(memgate_recall(&g, MEMGATE_CICC, key), -1);
 	memgate_learn(&g, MEMGATE_CICC, key, 700 * MIB);
 	cr_assert_eq(memgate_recall(&g, MEMGATE_CICC, key), 700 * MIB);
 	cr_assert_eq(memgate_similar(&g, MEMGATE_PTXAS), -1);
-	memgate_seen(&g, MEMGATE_PTXAS, 300 * MIB);
-	memgate_seen(&g, MEMGATE_PTXAS, 100 * MIB);
-	cr_assert_eq(memgate_similar(&g, MEMGATE_PTXAS), 300 * MIB, "the largest of fewer than four");
+	memgate_seen(&g, MEMGATE_PTXAS, 300 * MIB, 1);
+	memgate_seen(&g, MEMGATE_PTXAS, 100 * MIB, 2);
+	cr_assert_eq(memgate_similar(&g, MEMGATE_PTXAS), -1, "nothing from fewer than four sources");
 	for (int i = 0; i < 8; i++)
-		memgate_seen(&g, MEMGATE_PTXAS, (i + 1) * 10 * MIB);
-	/* 10 peaks: 10..80 MiB, 100, 300: the 8th of them sorted */
+		memgate_seen(&g, MEMGATE_PTXAS, (i + 1) * 10 * MIB, 3 + (uint64_t)i);
+	/* 10 sources: 10..80 MiB, 100, 300: the 8th of them sorted */
 	cr_assert_eq(memgate_similar(&g, MEMGATE_PTXAS), 80 * MIB, "the 80th percentile");
 	for (int i = 0; i < MEMGATE_SEEN_MAX; i++)
-		memgate_seen(&g, MEMGATE_PTXAS, 5 * MIB);
+		memgate_seen(&g, MEMGATE_PTXAS, 5 * MIB, 100 + (uint64_t)(i % 4));
 	cr_assert_eq(memgate_similar(&g, MEMGATE_PTXAS), 5 * MIB, "the last MEMGATE_SEEN_MAX");
+	for (int i = 0; i < MEMGATE_SEEN_MAX; i++)
+		memgate_seen(&g, MEMGATE_PTXAS, 5 * MIB, 200);
+	cr_assert_eq(memgate_similar(&g, MEMGATE_PTXAS), -1, "all of one source: nothing to go by");
 	/* by name: nvcc's --orig_src_path_name, the same after an edit changed the content key */
 	uint64_t n1, n2, n3;
 	snprintf(cmd, sizeof(cmd), "cicc --orig_src_path_name \"/p/a.cu\" -arch compute_80 \"%s\" -o x.ptx", src);
-	uint64_t k1 = memgate_stage_key(cmd, MEMGATE_CICC, &n1);
+	uint64_t k1 = memgate_stage_key(cmd, MEMGATE_CICC, &n1, NULL);
 	f = fopen(src, "w");
 	fputs("int y;\n", f);
 	fclose(f);
-	uint64_t k2 = memgate_stage_key(cmd, MEMGATE_CICC, &n2);
+	uint64_t k2 = memgate_stage_key(cmd, MEMGATE_CICC, &n2, NULL);
 	cr_assert_neq(k1, k2, "the content changed");
 	cr_assert_eq(n1, n2, "the name did not");
 	cr_assert_neq(n1, 0);
 	snprintf(cmd, sizeof(cmd), "cicc --orig_src_path_name \"/p/b.cu\" -arch compute_80 \"%s\" -o x.ptx", src);
-	memgate_stage_key(cmd, MEMGATE_CICC, &n3);
+	memgate_stage_key(cmd, MEMGATE_CICC, &n3, NULL);
 	cr_assert_neq(n1, n3, "another source");
 	/* ptxas: nvcc's temporary names differ from run to run, the name after the prefix does not */
 	snprintf(cmd, sizeof(cmd), "%s/tmpxft_000050e9_00000000-6_k.ptx", dir);
@@ -254,13 +283,13 @@ Test(memgate, ledger_and_learning)
 	snprintf(cmd2, sizeof(cmd2), "%s/tmpxft_00001234_00000000-6_k.ptx", dir);
 	cr_assert_eq(rename(cmd, cmd2), 0);
 	snprintf(cmd, sizeof(cmd), "ptxas -arch=sm_80 \"%s\" -o out.cubin", cmd2);
-	memgate_stage_key(cmd, MEMGATE_PTXAS, &n1);
+	memgate_stage_key(cmd, MEMGATE_PTXAS, &n1, NULL);
 	snprintf(cmd2, sizeof(cmd2), "%s/tmpxft_000050e9_00000000-6_k.ptx", dir);
 	char old_name[4200];
 	snprintf(old_name, sizeof(old_name), "%s/tmpxft_00001234_00000000-6_k.ptx", dir);
 	cr_assert_eq(rename(old_name, cmd2), 0);
 	snprintf(cmd, sizeof(cmd), "ptxas -arch=sm_80 \"%s\" -o out.cubin", cmd2);
-	memgate_stage_key(cmd, MEMGATE_PTXAS, &n2);
+	memgate_stage_key(cmd, MEMGATE_PTXAS, &n2, NULL);
 	cr_assert_eq(n1, n2, "nvcc's temporary prefix is not in the name");
 	cr_assert_neq(n1, 0);
 	char rm[4200];
