@@ -731,6 +731,7 @@ int modules_pass(const struct invocation *inv, const struct modules_context *ctx
 	mp->rdc = rdc_of(inv);
 	mp->hold = cfg->modules_probe && !inv->dryrun && inv->mode != MODE_RUN;
 	mp->decide = cfg->modules_probe && inv->mode != MODE_RUN;
+	mp->dryrun = inv->dryrun;
 
 	struct argv includes = ARGV_INIT, dir_rules = ARGV_INIT, problems = ARGV_INIT;
 	probe_base(inv, &mp->base, &mp->defines, &includes, &mp->libdirs);

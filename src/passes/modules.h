@@ -86,6 +86,8 @@ struct modules_plan {
 	int hold;     /* run with stderr held: a failure may be probed */
 	int decide;   /* targets may be decided before compiling (modules_decide()): as hold, and a
 		       * --dryrun too, whose stages sccache-dist runs itself */
+	int dryrun;   /* a --dryrun: the caller (sccache) runs the compile, so its object is never
+		       * nvshim's to read; stub targets are decided before it (modules_decide()) */
 	int undone;   /* the last MODULES_RETRY took back a form decided before compiling */
 	enum inv_mode mode;
 	int rdc;

@@ -494,11 +494,13 @@ static int find_member(const struct ar_member *m, void *arg)
 	return 1;
 }
 
-static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
-		       int learn)
+/* check_stubs() of the object at obj (taken); with `mark`, each target with no kernel compiled
+ * out is recorded too (a passing "stubs:" unit: checked before compiling, stubs_before()). */
+static int check_stubs_in(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
+			  int learn, char *obj, int mark)
 {
 	struct module_source *s = &mp->src[i];
-	char *obj = modules_object(mp, i), *why = NULL;
+	char *why = NULL;
 	if (!obj)
 		return 0;
 	struct stubs st;
@@ -600,8 +602,11 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 				continue;
 			}
 		}
-		if (!nstub)
+		if (!nstub) {
+			if (mark && learn && present)
+				add_finding(&found, &nfound, modules_stub_unit("stubs", t), 1, xstrdup(""));
 			continue;
+		}
 		struct arch real = { ARCH_REAL, st.t[real_on].sm, st.t[real_on].suffix };
 		arch_format(&real, c1, sizeof(c1));
 		char *names = kernel_list(&st, rows, nstub);
@@ -659,6 +664,12 @@ static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_c
 	}
 	free(found);
 	return changed;
+}
+
+static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
+		       int learn)
+{
+	return check_stubs_in(mp, i, ctx, plan, learn, modules_object(mp, i), 0);
 }
 
 /* ---- deciding before compiling: the device code preprocessed for each form ---- */
@@ -781,16 +792,20 @@ static int libdir_mentions(const char *dir, const char *cache_dir)
  * outside the toolkit (-I, -isystem: a library such as CUTLASS, CuTe, PyTorch's headers). A
  * source that includes only its own project's headers and the toolkit's builds the same code for
  * both forms unless its text says otherwise; the object of its compile is still read. */
-static int decide_worth(const struct modules_plan *mp, size_t i, const struct modules_context *ctx)
+/* 1 if a scanned file of source i holds `word`. */
+static int scanned_mentions(const struct module_source *s, const char *word)
 {
-	const struct module_source *s = &mp->src[i];
-	if (!s->scanned || s->scan.truncated)
-		return 1;
 	for (size_t f = 0; f < s->scan.nfiles; f++)
-		for (size_t w = 0; feature_words[w]; w++)
-			if (s->scan.files[f].text &&
-			    memmem(s->scan.files[f].text, s->scan.files[f].len, feature_words[w], strlen(feature_words[w])))
-				return 1;
+		if (s->scan.files[f].text && memmem(s->scan.files[f].text, s->scan.files[f].len, word, strlen(word)))
+			return 1;
+	return 0;
+}
+
+/* The include directories (-I, -isystem) of the line outside the toolkit, each through `each`
+ * until it returns 1; returns that. */
+static int outside_libdirs(const struct modules_plan *mp, const struct modules_context *ctx,
+			   int (*each)(const char *dir, const struct modules_context *ctx))
+{
 	char *real = lrealpath(ctx->nvcc);
 	char *root = real ? toolkit_root(real) : NULL;
 	free(real);
@@ -801,16 +816,32 @@ static int decide_worth(const struct modules_plan *mp, size_t i, const struct mo
 		root = NULL;
 	}
 	free(runtime);
-	int worth = 0;
-	for (size_t k = 0; k < mp->libdirs.n && !worth; k++) {
+	int found = 0;
+	for (size_t k = 0; k < mp->libdirs.n && !found; k++) {
 		char *dir = lrealpath(mp->libdirs.v[k]);
 		size_t n = root ? strlen(root) : 0;
 		int in_toolkit = root && !strncmp(dir, root, n) && (!dir[n] || dir[n] == '/');
-		worth = !in_toolkit && libdir_mentions(dir, ctx->cfg->cache_dir);
+		found = !in_toolkit && each(dir, ctx);
 		free(dir);
 	}
 	free(root);
-	return worth;
+	return found;
+}
+
+static int libdir_has_feature_words(const char *dir, const struct modules_context *ctx)
+{
+	return libdir_mentions(dir, ctx->cfg->cache_dir);
+}
+
+static int decide_worth(const struct modules_plan *mp, size_t i, const struct modules_context *ctx)
+{
+	const struct module_source *s = &mp->src[i];
+	if (!s->scanned || s->scan.truncated)
+		return 1;
+	for (size_t w = 0; feature_words[w]; w++)
+		if (scanned_mentions(s, feature_words[w]))
+			return 1;
+	return outside_libdirs(mp, ctx, libdir_has_feature_words);
 }
 
 /* Source i, target t (plain sm_NN): the device code preprocessed for sm_NN and for its f and a
@@ -1134,6 +1165,118 @@ static int undo_decided(struct modules_plan *mp, size_t k, const struct modules_
 	return undone;
 }
 
+static int decide_forms(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
+			char **pdir);
+
+static int libdir_exists(const char *dir, const struct modules_context *ctx)
+{
+	(void)ctx;
+	struct stat sb;
+	return !stat(dir, &sb) && S_ISDIR(sb.st_mode);
+}
+
+/* Whether source i may hold kernels that a target compiles out: its text names __CUDA_ARCH__,
+ * or it includes headers the scan does not read (a library's, through -I or -isystem outside
+ * the toolkit), or it was not scanned whole. */
+static int stubs_worth(const struct modules_plan *mp, size_t i, const struct modules_context *ctx)
+{
+	const struct module_source *s = &mp->src[i];
+	if (!s->scanned || s->scan.truncated || scanned_mentions(s, "__CUDA_ARCH__"))
+		return 1;
+	return outside_libdirs(mp, ctx, libdir_exists);
+}
+
+/* The machine-code targets of source i: how many, and how many have no "stubs:" unit yet. */
+static size_t stubs_open(const struct module_source *s, size_t *real)
+{
+	size_t open = 0;
+	*real = 0;
+	for (size_t k = 0; k < s->list.n; k++) {
+		const struct target *t = &s->list.v[k];
+		if (t->code.kind != ARCH_REAL)
+			continue;
+		(*real)++;
+		char *unit = modules_stub_unit("stubs", t);
+		open += verdict_find(&s->verdict, unit) == NULL;
+		free(unit);
+	}
+	return open;
+}
+
+/* Source i of a --dryrun, whose compile a caller runs itself from the steps nvcc prints
+ * (sccache): the object is never nvshim's to read after it, so whether a target compiles every
+ * kernel out (stubs.h) is decided before it, by a private compile of the source for the same
+ * targets read as check_stubs() reads a compile's object. Its findings, and each target found
+ * with its code, are recorded in the verdict, so that the next --dryrun of the same source
+ * compiles nothing. Only for a source with two machine-code targets or more (a stub is told by
+ * another target's code), one of them not yet checked, that may hold such kernels
+ * (stubs_worth()). Returns 1 when a target goes. */
+static int stubs_before(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
+			char **pdir)
+{
+	struct module_source *s = &mp->src[i];
+	size_t real;
+	if (!s->key[0] || stubs_open(s, &real) == 0 || real < 2)
+		return 0;
+	if (!stubs_worth(mp, i, ctx)) {
+		diag_debug("modules: %s: no __CUDA_ARCH__ in its text and no library headers: no target of it is "
+			   "compiled for stubs before a --dryrun", s->path);
+		return 0;
+	}
+	if (fault_inject("probe")) {
+		warning("modules: cannot check the targets of %s for stubs before compiling: injected fault "
+			"(NVSHIM_FAULT)", s->path);
+		return 0;
+	}
+	if (!*pdir && !(*pdir = private_dir("decide", "to decide targets")))
+		return 0;
+	struct argv args = ARGV_INIT, list = ARGV_INIT;
+	argv_push(&args, ctx->nvcc);
+	argv_pushn(&args, mp->base.v, mp->base.n);
+	for (size_t k = 0; k < s->list.n; k++) {
+		char v[32], c[32];
+		const struct target *t = &s->list.v[k];
+		argv_pushf(&args, "-gencode=arch=%s,code=%s", arch_format(&t->virt, v, sizeof(v)),
+			   arch_format(&t->code, c, sizeof(c)));
+		argv_push(&list, c);
+	}
+	char *obj = xasprintf("%s/stubs%lu.o", *pdir, (unsigned long)i);
+	char *err = xasprintf("%s/stubs%lu.err", *pdir, (unsigned long)i);
+	argv_push(&args, mp->rdc ? "-dc" : "-c");
+	argv_push(&args, "-o");
+	argv_push(&args, obj);
+	argv_push(&args, s->path);
+	struct runner_job job;
+	memset(&job, 0, sizeof(job));
+	job.path = ctx->nvcc;
+	job.args = &args;
+	job.err_file = err;
+	double t0 = runner_now_ms();
+	runner_run_many(&job, 1, 1);
+	double ms = runner_now_ms() - t0;
+	int changed = 0;
+	char *targets = argv_join(&list, ", ");
+	if (!runner_signal() && !job.res.status) {
+		stats_count_probes(1);
+		plan_note(plan, "modules.method", "%s: its targets checked for kernels compiled out before compiling "
+			  "(a --dryrun: its caller runs the compile, whose object nvshim does not read): built "
+			  "for %s (%.0f ms)", lbasename(s->path), targets, ms);
+		changed = check_stubs_in(mp, i, ctx, plan, 1, xstrdup(obj), 1);
+	} else if (!runner_signal()) {
+		/* a compile that fails fails the same way in the caller's steps, with nvcc's words */
+		diag_note(VERBOSITY_VERBOSE, "modules: %s could not be compiled privately for %s (status %d): its "
+			  "targets are left as they are", s->path, targets, job.res.status);
+	}
+	free(targets);
+	unlink(obj);
+	unlink(err);
+	free(obj);
+	free(err);
+	argv_release(&args);
+	argv_release(&list);
+	return changed;
+}
+
 int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, struct plan *plan)
 {
 	const struct config *cfg = ctx->cfg;
@@ -1143,23 +1286,48 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 		return 0;
 	char *dir = NULL;
 	for (size_t i = 0; i < mp->nsrc && !runner_signal(); i++) {
-		struct module_source *s = &mp->src[i];
-		struct target todo[8];
-		size_t before = s->key[0] ? undecided(mp, i, ctx, todo, 8) : 0;
-		if (!before)
-			continue;
-		if (!decide_worth(mp, i, ctx)) {
-			diag_debug("modules: %s: no library headers and no feature macro in its own text: its "
-				   "targets are not preprocessed for their arch-specific forms", s->path);
-			continue;
-		}
-		if (fault_inject("probe")) {
-			warning("modules: cannot decide the targets of %s before compiling: injected fault "
-				"(NVSHIM_FAULT)", s->path);
-			continue;
-		}
-		if (!dir && !(dir = private_dir("decide", "to decide targets")))
-			return 0;
+		int forms = decide_forms(mp, i, ctx, plan, &dir);
+		if (forms < 0)
+			return changed;
+		changed |= forms & 1;
+		/* a --dryrun's stub targets, where no form moved (the list is as it compiles) */
+		if (mp->dryrun && !(forms & 2) && !runner_signal())
+			changed |= stubs_before(mp, i, ctx, plan, &dir);
+	}
+	if (dir) {
+		cache_remove_dir(dir);
+		free(dir);
+	}
+	return changed;
+}
+
+/* modules_decide() for source i's plain targets that have arch-specific forms: bit 0 of the
+ * result when the list changes, bit 1 when a form moved; -1 when no private directory could be
+ * made. */
+static int decide_forms(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
+			char **pdir)
+{
+	const struct config *cfg = ctx->cfg;
+	int changed = 0;
+	struct module_source *s = &mp->src[i];
+	struct target todo[8];
+	size_t before = s->key[0] ? undecided(mp, i, ctx, todo, 8) : 0;
+	if (!before)
+		return 0;
+	if (!decide_worth(mp, i, ctx)) {
+		diag_debug("modules: %s: no library headers and no feature macro in its own text: its "
+			   "targets are not preprocessed for their arch-specific forms", s->path);
+		return 0;
+	}
+	if (fault_inject("probe")) {
+		warning("modules: cannot decide the targets of %s before compiling: injected fault "
+			"(NVSHIM_FAULT)", s->path);
+		return 0;
+	}
+	if (!*pdir && !(*pdir = private_dir("decide", "to decide targets")))
+		return -1;
+	char *dir = *pdir;
+	{
 		int fd = verdict_relock(s, cfg->cache_dir);
 		size_t n = undecided(mp, i, ctx, todo, 8);
 		/* Targets decided meanwhile by a compile of the same source and options that held the
@@ -1188,12 +1356,8 @@ int modules_decide(struct modules_plan *mp, const struct modules_context *ctx, s
 		}
 		changed |= moved;
 		verdict_unlock(fd);
+		return changed | (moved ? 2 : 0);
 	}
-	if (dir) {
-		cache_remove_dir(dir);
-		free(dir);
-	}
-	return changed;
 }
 
 /* Runs one command, through an options file when it is long. */

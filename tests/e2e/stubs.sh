@@ -62,6 +62,30 @@ NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" -c cached.cu -isystem inc -o c3.o "${PT[
 check "cached: a library header changed: sm_75 has the body now, kept, nothing said" test "$(embedded c3.o)" = "elf:sm_75 elf:sm_80 elf:sm_86 elf:sm_90" -a ! -s "$WORK/err"
 cp "$FIX/inc/marlin.cuh" inc/
 
+# A --dryrun, whose steps a caller runs itself (sccache: nvshim never reads the object): the
+# stub target is decided before the compile, by a private compile at the first --dryrun of the
+# source; the steps nvshim prints have no sm_75, and the next --dryrun compiles nothing.
+cp marlin.cu dry.cu
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" --dryrun -c dry.cu -isystem inc -o d1.o "${PT[@]}" >"$WORK/dry1" 2>"$WORK/err"
+first=$(runs dry.cu)
+grep -h '^#\$' "$WORK/dry1" "$WORK/err" >"$WORK/steps1"
+check "dryrun: nvcc's steps, for sm_80, sm_86 and sm_90 and not sm_75" sh -c "grep -q 'arch=sm_80' '$WORK/steps1' && grep -q 'arch=sm_90' '$WORK/steps1' && ! grep -q 'sm_75\|compute_75' '$WORK/steps1'"
+check "dryrun: the note says the target went" contains "$(cat "$WORK/err")" \
+	"dropped sm_75: every kernel is compiled out there" "\[modules.stubs\]"
+check "dryrun: the first runs nvcc 4 times (-E for sm_90 and sm_90a; the private compile; its own --dryrun)" \
+	test "$first" -eq 4
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" --dryrun -c dry.cu -isystem inc -o d1.o "${PT[@]}" >"$WORK/dry2" 2>"$WORK/err"
+second=$(runs dry.cu)
+echo "# a --dryrun's stub check: first $first nvcc runs, second $second"
+check "dryrun: the second --dryrun runs nvcc once (its own), from the verdict" test "$second" -eq 1
+check "dryrun: ... and prints the same steps" test "$(grep -h '^#\$' "$WORK/dry2" "$WORK/err" | grep -c 'sm_75')" -eq 0
+# one machine-code target: nothing to compare it with, no private compile
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" --dryrun -c dry.cu -isystem inc -o d3.o -arch=sm_75 >/dev/null 2>&1
+check "dryrun: one target: only nvcc's own --dryrun" test "$(runs dry.cu)" -eq 1
+
 # Print and trap below sm_80: a stub too.
 "$NVSHIM" -c printed.cu -o p.o "${PT[@]}" 2>"$WORK/err"
 check "printed: sm_75 dropped" test "$(embedded p.o)" = "elf:sm_80 elf:sm_86 elf:sm_90"
