@@ -307,6 +307,27 @@ static int decide_target(struct modules_plan *mp, size_t i, const struct modules
 static int decide_forms(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
 			char **pdir);
 
+/* Whether a decision before compiling of source `path` goes ahead: 1, with the private
+ * directory made (*pdir); 0 when it is not worth it (`unworthy` said at debug level) or a fault
+ * is injected (NVSHIM_FAULT=probe: "cannot <what> before compiling", what holding one %s for the
+ * path); -1 when no directory could be made. */
+static int decide_start(int worth, const char *path, const char *unworthy, const char *what, char **pdir)
+{
+	if (!worth) {
+		diag_debug("modules: %s: %s", path, unworthy);
+		return 0;
+	}
+	if (fault_inject("probe")) {
+		char *w = xasprintf(what, path);
+		warning("modules: cannot %s before compiling: injected fault (NVSHIM_FAULT)", w);
+		free(w);
+		return 0;
+	}
+	if (!*pdir && !(*pdir = modules_private_dir("decide", "to decide targets")))
+		return -1;
+	return 1;
+}
+
 static int libdir_exists(const char *dir, const struct modules_context *ctx)
 {
 	(void)ctx;
@@ -357,17 +378,10 @@ static int stubs_before(struct modules_plan *mp, size_t i, const struct modules_
 	size_t real;
 	if (!s->key[0] || stubs_open(s, &real) == 0 || real < 2)
 		return 0;
-	if (!stubs_worth(mp, i, ctx)) {
-		diag_debug("modules: %s: no __CUDA_ARCH__ in its text and no library headers: no target of it is "
-			   "compiled for stubs before a --dryrun", s->path);
-		return 0;
-	}
-	if (fault_inject("probe")) {
-		warning("modules: cannot check the targets of %s for stubs before compiling: injected fault "
-			"(NVSHIM_FAULT)", s->path);
-		return 0;
-	}
-	if (!*pdir && !(*pdir = modules_private_dir("decide", "to decide targets")))
+	if (decide_start(stubs_worth(mp, i, ctx), s->path,
+			 "no __CUDA_ARCH__ in its text and no library headers: no target of it is compiled for "
+			 "stubs before a --dryrun",
+			 "check the targets of %s for stubs", pdir) <= 0)
 		return 0;
 	struct argv args = ARGV_INIT, list = ARGV_INIT;
 	argv_push(&args, ctx->nvcc);
@@ -453,18 +467,12 @@ static int decide_forms(struct modules_plan *mp, size_t i, const struct modules_
 	size_t before = s->key[0] ? undecided(mp, i, ctx, todo, 8) : 0;
 	if (!before)
 		return 0;
-	if (!decide_worth(mp, i, ctx)) {
-		diag_debug("modules: %s: no library headers and no feature macro in its own text: its "
-			   "targets are not preprocessed for their arch-specific forms", s->path);
-		return 0;
-	}
-	if (fault_inject("probe")) {
-		warning("modules: cannot decide the targets of %s before compiling: injected fault "
-			"(NVSHIM_FAULT)", s->path);
-		return 0;
-	}
-	if (!*pdir && !(*pdir = modules_private_dir("decide", "to decide targets")))
-		return -1;
+	int ready = decide_start(decide_worth(mp, i, ctx), s->path,
+				 "no library headers and no feature macro in its own text: its targets are not "
+				 "preprocessed for their arch-specific forms",
+				 "decide the targets of %s", pdir);
+	if (ready <= 0)
+		return ready;
 	char *dir = *pdir;
 	{
 		int fd = modules_verdict_relock(s, cfg->cache_dir);
