@@ -794,6 +794,36 @@ static const char *stable_name(const char *path)
 	return path;
 }
 
+/* h with an input's stable name, less the target nvcc writes into the names of one line's
+ * intermediate files for each of its targets ("k.compute_80.cpp1.ii", "k.sm_90a.cubin": "k.",
+ * ".cpp1.ii"), so that a source's stages for each target name one source. */
+static uint64_t hash_source_name(uint64_t h, const char *name)
+{
+	const char *p = name;
+	for (;;) {
+		const char *dot = strchr(p, '.');
+		if (!dot)
+			break;
+		const char *q = dot + 1;
+		size_t n = !strncmp(q, "compute_", 8) ? 8 : !strncmp(q, "sm_", 3) ? 3 : 0;
+		if (n && isdigit((unsigned char)q[n])) {
+			q += n;
+			while (isdigit((unsigned char)*q))
+				q++;
+			if (*q == 'a' || *q == 'f')
+				q++;
+			if (!*q || *q == '.') {
+				h = hash_bytes(h, p, (size_t)(dot - p) + 1);
+				p = q;
+				continue;
+			}
+		}
+		h = hash_bytes(h, p, (size_t)(dot - p) + 1);
+		p = dot + 1;
+	}
+	return hash_bytes(h, p, strlen(p) + 1);
+}
+
 uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t *by_name, uint64_t *by_source)
 {
 	if (by_name)
@@ -850,7 +880,7 @@ uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t
 				inputs++;
 				const char *stable = stable_name(tok);
 				name = hash_bytes(name, stable, strlen(stable) + 1);
-				source = hash_bytes(source, stable, strlen(stable) + 1);
+				source = hash_source_name(source, stable);
 				names++;
 			}
 		}
@@ -859,7 +889,8 @@ uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t
 	if (src || names) {
 		if (src) {
 			name = hash_bytes(name, &src, sizeof(src));
-			source = hash_bytes(source, &src, sizeof(src));
+			/* the source itself, whatever its intermediate files are called */
+			source = hash_bytes(hash_str(HASH_INIT, memgate_kind_name(kind)), &src, sizeof(src));
 		} else {
 			char cwd[4096];
 			if (getcwd(cwd, sizeof(cwd))) {

@@ -363,12 +363,28 @@ static size_t stubs_open(const struct module_source *s, size_t *real)
 	return open;
 }
 
+/* 1 if a machine-code target of source s is known to compile every kernel out. */
+static int stubs_failing(const struct module_source *s)
+{
+	int failing = 0;
+	for (size_t k = 0; k < s->list.n && !failing; k++) {
+		const struct target *t = &s->list.v[k];
+		if (t->code.kind != ARCH_REAL)
+			continue;
+		char *unit = modules_stub_unit("stubs", t);
+		const struct verdict_unit *u = verdict_find(&s->verdict, unit);
+		failing = u && !u->pass;
+		free(unit);
+	}
+	return failing;
+}
+
 /* Source i of a --dryrun, whose compile a caller runs itself from the steps nvcc prints
  * (sccache): the object is never nvshim's to read after it, so whether a target compiles every
  * kernel out (stubs.h) is decided before it, by a private compile of the source for the same
- * targets read as check_stubs() reads a compile's object. Its findings, and each target found
- * with its code, are recorded in the verdict, so that the next --dryrun of the same source
- * compiles nothing. Only for a source with two machine-code targets or more (a stub is told by
+ * targets read as check_stubs() reads a compile's object. Its findings, and every other target
+ * of the compile as checked (modules_mark_checked()), are recorded in the verdict, so that the
+ * next --dryrun of the same source compiles nothing. Only for a source with two machine-code targets or more (a stub is told by
  * another target's code), one of them not yet checked, that may hold such kernels
  * (stubs_worth()). Returns 1 when a target goes. */
 static int stubs_before(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
@@ -383,6 +399,13 @@ static int stubs_before(struct modules_plan *mp, size_t i, const struct modules_
 			 "stubs before a --dryrun",
 			 "check the targets of %s for stubs", pdir) <= 0)
 		return 0;
+	/* checked meanwhile by a --dryrun of the same source that held the lock (sccache-dist runs
+	 * two at once): its findings are this one's */
+	int fd = modules_verdict_relock(s, ctx->cfg->cache_dir);
+	size_t open = stubs_open(s, &real);
+	verdict_unlock(fd);
+	if (!open)
+		return stubs_failing(s);
 	struct argv args = ARGV_INIT, list = ARGV_INIT;
 	argv_push(&args, ctx->nvcc);
 	argv_pushn(&args, mp->base.v, mp->base.n);
@@ -414,11 +437,16 @@ static int stubs_before(struct modules_plan *mp, size_t i, const struct modules_
 		plan_note(plan, "modules.method", "%s: its targets checked for kernels compiled out before compiling "
 			  "(a --dryrun: its caller runs the compile, whose object nvshim does not read): built "
 			  "for %s (%.0f ms)", lbasename(s->path), targets, ms);
-		changed = modules_check_stubs_in(mp, i, ctx, plan, 1, xstrdup(obj), 1);
+		changed = modules_check_stubs_in(mp, i, ctx, plan, 1, xstrdup(obj));
+		/* what it left open (targets with their code, some kernels compiled out, no kernel, an
+		 * object it could not read) is checked: the next --dryrun compiles nothing */
+		modules_mark_checked(mp, i, ctx, "checked before a --dryrun");
 	} else if (!runner_signal()) {
-		/* a compile that fails fails the same way in the caller's steps, with nvcc's words */
+		/* a compile that fails fails the same way in the caller's steps, with nvcc's words; an
+		 * edit that mends it is another verdict */
 		diag_note(VERBOSITY_VERBOSE, "modules: %s could not be compiled privately for %s (status %d): its "
 			  "targets are left as they are", s->path, targets, job.res.status);
+		modules_mark_checked(mp, i, ctx, "not checked: the private compile before a --dryrun failed");
 	}
 	free(targets);
 	unlink(obj);

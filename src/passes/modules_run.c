@@ -495,10 +495,51 @@ static int find_member(const struct ar_member *m, void *arg)
 	return 1;
 }
 
-/* check_stubs() of the object at obj (taken); with `mark`, each target with no kernel compiled
- * out is recorded too (a passing "stubs:" unit: checked before compiling, stubs_before()). */
+/* Records findings (taken) in source i's verdict: merged into what the cache holds now, under
+ * its lock, with the files the source came from when the verdict has none yet. */
+static void store_findings(struct modules_plan *mp, size_t i, const struct modules_context *ctx,
+			   struct stub_finding *found, size_t nfound)
+{
+	struct module_source *s = &mp->src[i];
+	if (nfound && !s->verdict.deps.n) {
+		/* the files the source came from, so that a changed library header makes it stale */
+		char *dir = modules_private_dir("stubs", NULL);
+		if (dir) {
+			run_round(NULL, 0, ctx->cfg, &s->verdict, ctx->nvcc, dir, s->path, &s->verdict.deps, &mp->base);
+			cache_remove_dir(dir);
+		}
+		free(dir);
+	}
+	if (nfound) {
+		int fd = verdict_lock(ctx->cfg->cache_dir, s->key);
+		struct verdict fresh;
+		verdict_init(&fresh);
+		if (!verdict_load(&fresh, ctx->cfg->cache_dir, s->key)) {
+			for (size_t d = 0; !fresh.deps.n && d < s->verdict.deps.n; d++)
+				argv_push(&fresh.deps, s->verdict.deps.v[d]);
+			for (size_t u = 0; u < s->verdict.n; u++)
+				if (!verdict_find(&fresh, s->verdict.v[u].name))
+					verdict_set(&fresh, s->verdict.v[u].name, s->verdict.v[u].pass,
+						    s->verdict.v[u].reason, s->verdict.v[u].first);
+			verdict_release(&s->verdict);
+			s->verdict = fresh;
+		}
+		for (size_t f = 0; f < nfound; f++) {
+			verdict_set(&s->verdict, found[f].unit, found[f].pass, found[f].reason, "");
+			free(found[f].unit);
+			free(found[f].reason);
+		}
+		if (verdict_store(&s->verdict, ctx->cfg->cache_dir, s->key))
+			warning("modules: cannot store the verdict for %s in %s: %s", s->path, ctx->cfg->cache_dir,
+				strerror(errno));
+		verdict_unlock(fd);
+	}
+	free(found);
+}
+
+/* check_stubs() of the object at obj (taken). */
 int modules_check_stubs_in(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
-			  int learn, char *obj, int mark)
+			   int learn, char *obj)
 {
 	struct module_source *s = &mp->src[i];
 	char *why = NULL;
@@ -603,11 +644,8 @@ int modules_check_stubs_in(struct modules_plan *mp, size_t i, const struct modul
 				continue;
 			}
 		}
-		if (!nstub) {
-			if (mark && learn && present)
-				add_finding(&found, &nfound, modules_stub_unit("stubs", t), 1, xstrdup(""));
+		if (!nstub)
 			continue;
-		}
 		struct arch real = { ARCH_REAL, st.t[real_on].sm, st.t[real_on].suffix };
 		arch_format(&real, c1, sizeof(c1));
 		char *names = kernel_list(&st, rows, nstub);
@@ -630,47 +668,34 @@ int modules_check_stubs_in(struct modules_plan *mp, size_t i, const struct modul
 	stubs_release(&st);
 	elf_unmap(&map);
 	free(obj);
-	if (nfound && !s->verdict.deps.n) {
-		/* the files the source came from, so that a changed library header makes it stale */
-		char *dir = modules_private_dir("stubs", NULL);
-		if (dir) {
-			run_round(NULL, 0, ctx->cfg, &s->verdict, ctx->nvcc, dir, s->path, &s->verdict.deps, &mp->base);
-			cache_remove_dir(dir);
-		}
-		free(dir);
-	}
-	if (nfound) {
-		int fd = verdict_lock(ctx->cfg->cache_dir, s->key);
-		struct verdict fresh;
-		verdict_init(&fresh);
-		if (!verdict_load(&fresh, ctx->cfg->cache_dir, s->key)) {
-			for (size_t d = 0; !fresh.deps.n && d < s->verdict.deps.n; d++)
-				argv_push(&fresh.deps, s->verdict.deps.v[d]);
-			for (size_t u = 0; u < s->verdict.n; u++)
-				if (!verdict_find(&fresh, s->verdict.v[u].name))
-					verdict_set(&fresh, s->verdict.v[u].name, s->verdict.v[u].pass,
-						    s->verdict.v[u].reason, s->verdict.v[u].first);
-			verdict_release(&s->verdict);
-			s->verdict = fresh;
-		}
-		for (size_t f = 0; f < nfound; f++) {
-			verdict_set(&s->verdict, found[f].unit, found[f].pass, found[f].reason, "");
-			free(found[f].unit);
-			free(found[f].reason);
-		}
-		if (verdict_store(&s->verdict, ctx->cfg->cache_dir, s->key))
-			warning("modules: cannot store the verdict for %s in %s: %s", s->path, ctx->cfg->cache_dir,
-				strerror(errno));
-		verdict_unlock(fd);
-	}
-	free(found);
+	store_findings(mp, i, ctx, found, nfound);
 	return changed;
+}
+
+void modules_mark_checked(struct modules_plan *mp, size_t i, const struct modules_context *ctx, const char *reason)
+{
+	struct module_source *s = &mp->src[i];
+	struct stub_finding *found = NULL;
+	size_t nfound = 0;
+	if (!s->key[0] || !ctx->cfg->cache_dir || !*ctx->cfg->cache_dir)
+		return;
+	for (size_t k = 0; k < s->list.n; k++) {
+		const struct target *t = &s->list.v[k];
+		if (t->code.kind != ARCH_REAL)
+			continue;
+		char *unit = modules_stub_unit("stubs", t);
+		if (verdict_find(&s->verdict, unit))
+			free(unit);
+		else
+			add_finding(&found, &nfound, unit, 1, xstrdup(reason));
+	}
+	store_findings(mp, i, ctx, found, nfound);
 }
 
 static int check_stubs(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
 		       int learn)
 {
-	return modules_check_stubs_in(mp, i, ctx, plan, learn, modules_object(mp, i), 0);
+	return modules_check_stubs_in(mp, i, ctx, plan, learn, modules_object(mp, i));
 }
 
 /* What ptxas refused in a failed compile (its diagnosis): `what`, for the notes ("Instruction

@@ -23,10 +23,13 @@ void modules_deps_of(const char *ii, struct argv *deps);
 /* Records in the verdict the trapping code only target f's form compiles (f_text against
  * a_text), for the object to show later whether a kernel holds it. */
 void modules_own_code_store(struct verdict *v, const struct target *f, const char *f_text, const char *a_text);
-/* The stub check of source i on the object at obj (taken; NULL: none): records findings in the
- * verdict with `learn`, and with `mark` each target found with its code too; 1 when the list
- * changes (stubs.h). */
+/* The stub check of source i on the object at obj (taken; NULL: none): records its findings in
+ * the verdict with `learn`; 1 when the list changes (stubs.h). */
 int modules_check_stubs_in(struct modules_plan *mp, size_t i, const struct modules_context *ctx, struct plan *plan,
-			   int learn, char *obj, int mark);
+			   int learn, char *obj);
+/* Each machine-code target of source i with no "stubs:" unit yet gets a passing one, with
+ * `reason` (checked: what a target found to have its code, some kernels compiled out, none at
+ * all, or a compile that failed leaves), stored in its verdict. */
+void modules_mark_checked(struct modules_plan *mp, size_t i, const struct modules_context *ctx, const char *reason);
 
 #endif

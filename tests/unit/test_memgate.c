@@ -242,6 +242,30 @@ Test(memgate, ledger_and_learning)
 	cr_assert_neq(memgate_stage_key(cmd, MEMGATE_CICC, &n90, &s90), key, "the target is in the key");
 	cr_assert_neq(n80, n90, "and in the name key");
 	cr_assert(s80 && s80 == s90, "not in the source key");
+	/* one line's targets: nvcc names each target's intermediate files after it */
+	char a80[4200], a90[4200];
+	snprintf(a80, sizeof(a80), "%s/tmpxft_00001234_00000000-8_k.compute_80.cpp1.ii", dir);
+	snprintf(a90, sizeof(a90), "%s/tmpxft_00001234_00000000-10_k.compute_90a.cpp1.ii", dir);
+	for (int w = 0; w < 2; w++) {
+		FILE *fa = fopen(w ? a90 : a80, "w");
+		cr_assert(fa);
+		fputs(w ? "int b;\n" : "int a;\n", fa);
+		fclose(fa);
+	}
+	uint64_t t80, t90, o80, o90;
+	snprintf(cmd, sizeof(cmd), "cicc -arch compute_80 \"%s\" -o x.ptx", a80);
+	memgate_stage_key(cmd, MEMGATE_CICC, NULL, &t80);
+	snprintf(cmd, sizeof(cmd), "cicc -arch compute_90a \"%s\" -o x.ptx", a90);
+	memgate_stage_key(cmd, MEMGATE_CICC, NULL, &t90);
+	cr_assert(t80 && t80 == t90, "a line's targets name one source");
+	snprintf(cmd, sizeof(cmd), "cicc -arch compute_80 --orig_src_path_name \"/p/k.cu\" \"%s\" -o x.ptx", a80);
+	memgate_stage_key(cmd, MEMGATE_CICC, NULL, &o80);
+	snprintf(cmd, sizeof(cmd), "cicc -arch compute_90a --orig_src_path_name \"/p/k.cu\" \"%s\" -o x.ptx", a90);
+	memgate_stage_key(cmd, MEMGATE_CICC, NULL, &o90);
+	cr_assert(o80 && o80 == o90, "nvcc's name of the source decides");
+	snprintf(cmd, sizeof(cmd), "cicc -arch compute_80 --orig_src_path_name \"/p/j.cu\" \"%s\" -o x.ptx", a80);
+	memgate_stage_key(cmd, MEMGATE_CICC, NULL, &o90);
+	cr_assert_neq(o80, o90, "another source");
 	cr_assert_eq(memgate_stage_key("cicc -arch compute_80 /nonexistent.ii", MEMGATE_CICC, NULL, NULL), 0);
 	cr_assert_eq(memgate_recall(&g, MEMGATE_CICC, key), -1);
 	memgate_learn(&g, MEMGATE_CICC, key, 700 * MIB);
