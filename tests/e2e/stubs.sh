@@ -86,6 +86,18 @@ check "dryrun: ... and prints the same steps" test "$(grep -h '^#\$' "$WORK/dry2
 NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" --dryrun -c dry.cu -isystem inc -o d3.o -arch=sm_75 >/dev/null 2>&1
 check "dryrun: one target: only nvcc's own --dryrun" test "$(runs dry.cu)" -eq 1
 
+# some kernels compiled out (the target stays) and a failed compile: checked once as well
+cp mixed.cu drymixed.cu
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" --dryrun -c drymixed.cu -o dm.o "${PT[@]}" >/dev/null 2>&1
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" --dryrun -c drymixed.cu -o dm.o "${PT[@]}" >/dev/null 2>&1
+check "dryrun: some kernels compiled out: the second --dryrun runs nvcc once" test "$(runs drymixed.cu)" -eq 1
+printf '#include <marlin.cuh>\n__global__ void broken(float *p) { p[0] = undeclared; }\n' >drybad.cu
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" --dryrun -c drybad.cu -isystem inc -o db.o "${PT[@]}" >/dev/null 2>&1
+: >"$WORK/runs"
+NVSHIM_NVCC="$WORK/fake/nvcc" "$NVSHIM" --dryrun -c drybad.cu -isystem inc -o db.o "${PT[@]}" >/dev/null 2>&1
+check "dryrun: a source that does not compile: the second --dryrun runs nvcc once" test "$(runs drybad.cu)" -eq 1
+
 # Print and trap below sm_80: a stub too.
 "$NVSHIM" -c printed.cu -o p.o "${PT[@]}" 2>"$WORK/err"
 check "printed: sm_75 dropped" test "$(embedded p.o)" = "elf:sm_80 elf:sm_86 elf:sm_90"
