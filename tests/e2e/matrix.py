@@ -21,7 +21,7 @@ any two dimensions (greedy, seeded, over the valid combinations: CC mode takes g
 only), `all` the whole product. The quick run (tests/run-all.sh) samples SAMPLE cases of the
 pairs; `--full` (CI) runs every pair. `--all` runs the product (hours on 2 cores).
 
-usage: matrix.py NVSHIM NVCC [--sample N | --pairs | --all] [--seed S] [--only REGEX] [--list]
+usage: matrix.py NVSHIM NVCC [--sample N | --pairs | --all] [--seed S] [--only REGEX] [--range A:B] [--list]
 Prints TAP-like lines (`ok - ...`, `not ok - ...`) and `N passed, N failed, N skipped`.
 """
 import argparse
@@ -549,6 +549,7 @@ def main():
     ap.add_argument("--half", type=int, help="with --pairs: the half of day N (N's parity), with every shape and layer")
     ap.add_argument("--seed", type=int, default=39)
     ap.add_argument("--only")
+    ap.add_argument("--range", help="A:B: only cases A to B-1 of those picked, before --only (a share of --all for one machine)")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--jobs", type=int, default=1)
     o = ap.parse_args()
@@ -574,6 +575,9 @@ def main():
             if c not in picked:
                 picked.append(c)
         cases = picked
+    if o.range:
+        a, _, b = o.range.partition(":")
+        cases = cases[int(a or 0):int(b) if b else None]
     if o.only:
         cases = [c for c in cases if re.search(o.only, case_id(c))]
     if o.list:
