@@ -799,27 +799,19 @@ static const char *stable_name(const char *path)
  * ".cpp1.ii"), so that a source's stages for each target name one source. */
 static uint64_t hash_source_name(uint64_t h, const char *name)
 {
-	const char *p = name;
-	for (;;) {
-		const char *dot = strchr(p, '.');
-		if (!dot)
-			break;
-		const char *q = dot + 1;
-		size_t n = !strncmp(q, "compute_", 8) ? 8 : !strncmp(q, "sm_", 3) ? 3 : 0;
-		if (n && isdigit((unsigned char)q[n])) {
-			q += n;
-			while (isdigit((unsigned char)*q))
-				q++;
-			if (*q == 'a' || *q == 'f')
-				q++;
-			if (!*q || *q == '.') {
-				h = hash_bytes(h, p, (size_t)(dot - p) + 1);
-				p = q;
-				continue;
-			}
-		}
+	const char *p = name, *dot;
+	while ((dot = strchr(p, '.'))) {
 		h = hash_bytes(h, p, (size_t)(dot - p) + 1);
 		p = dot + 1;
+		size_t n = !strncmp(p, "compute_", 8) ? 8 : !strncmp(p, "sm_", 3) ? 3 : 0;
+		const char *q = p + n;
+		if (!n || !isdigit((unsigned char)*q))
+			continue;
+		while (isdigit((unsigned char)*q))
+			q++;
+		q += *q == 'a' || *q == 'f';
+		if (!*q || *q == '.')
+			p = q; /* the target's part: left out */
 	}
 	return hash_bytes(h, p, strlen(p) + 1);
 }
@@ -832,8 +824,8 @@ uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t
 		*by_source = 0;
 	if (!command)
 		return 0;
-	uint64_t h = hash_str(HASH_INIT, memgate_kind_name(kind));
-	uint64_t name = h, source = h, src = 0;
+	const uint64_t of_kind = hash_str(HASH_INIT, memgate_kind_name(kind));
+	uint64_t h = of_kind, name = of_kind, source = of_kind, src = 0;
 	int inputs = 0, after_o = 0, names = 0, orig = 0;
 	for (const char *p = command; *p;) {
 		p += strspn(p, " \t");
@@ -890,7 +882,7 @@ uint64_t memgate_stage_key(const char *command, enum memgate_kind kind, uint64_t
 		if (src) {
 			name = hash_bytes(name, &src, sizeof(src));
 			/* the source itself, whatever its intermediate files are called */
-			source = hash_bytes(hash_str(HASH_INIT, memgate_kind_name(kind)), &src, sizeof(src));
+			source = hash_bytes(of_kind, &src, sizeof(src));
 		} else {
 			char cwd[4096];
 			if (getcwd(cwd, sizeof(cwd))) {

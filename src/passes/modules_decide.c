@@ -346,37 +346,24 @@ static int stubs_worth(const struct modules_plan *mp, size_t i, const struct mod
 	return outside_libdirs(mp, ctx, libdir_exists);
 }
 
-/* The machine-code targets of source i: how many, and how many have no "stubs:" unit yet. */
-static size_t stubs_open(const struct module_source *s, size_t *real)
+/* The machine-code targets of source s: how many (*real), how many known to compile every
+ * kernel out (*failing, a failing "stubs:" unit); returns how many have no "stubs:" unit yet. */
+static size_t stubs_open(const struct module_source *s, size_t *real, size_t *failing)
 {
 	size_t open = 0;
-	*real = 0;
+	*real = *failing = 0;
 	for (size_t k = 0; k < s->list.n; k++) {
 		const struct target *t = &s->list.v[k];
 		if (t->code.kind != ARCH_REAL)
 			continue;
 		(*real)++;
 		char *unit = modules_stub_unit("stubs", t);
-		open += verdict_find(&s->verdict, unit) == NULL;
+		const struct verdict_unit *u = verdict_find(&s->verdict, unit);
+		open += u == NULL;
+		*failing += u && !u->pass;
 		free(unit);
 	}
 	return open;
-}
-
-/* 1 if a machine-code target of source s is known to compile every kernel out. */
-static int stubs_failing(const struct module_source *s)
-{
-	int failing = 0;
-	for (size_t k = 0; k < s->list.n && !failing; k++) {
-		const struct target *t = &s->list.v[k];
-		if (t->code.kind != ARCH_REAL)
-			continue;
-		char *unit = modules_stub_unit("stubs", t);
-		const struct verdict_unit *u = verdict_find(&s->verdict, unit);
-		failing = u && !u->pass;
-		free(unit);
-	}
-	return failing;
 }
 
 /* Source i of a --dryrun, whose compile a caller runs itself from the steps nvcc prints
@@ -391,8 +378,8 @@ static int stubs_before(struct modules_plan *mp, size_t i, const struct modules_
 			char **pdir)
 {
 	struct module_source *s = &mp->src[i];
-	size_t real;
-	if (!s->key[0] || stubs_open(s, &real) == 0 || real < 2)
+	size_t real, failing;
+	if (!s->key[0] || stubs_open(s, &real, &failing) == 0 || real < 2)
 		return 0;
 	if (decide_start(stubs_worth(mp, i, ctx), s->path,
 			 "no __CUDA_ARCH__ in its text and no library headers: no target of it is compiled for "
@@ -402,10 +389,10 @@ static int stubs_before(struct modules_plan *mp, size_t i, const struct modules_
 	/* checked meanwhile by a --dryrun of the same source that held the lock (sccache-dist runs
 	 * two at once): its findings are this one's */
 	int fd = modules_verdict_relock(s, ctx->cfg->cache_dir);
-	size_t open = stubs_open(s, &real);
+	size_t open = stubs_open(s, &real, &failing);
 	verdict_unlock(fd);
 	if (!open)
-		return stubs_failing(s);
+		return failing > 0;
 	struct argv args = ARGV_INIT, list = ARGV_INIT;
 	argv_push(&args, ctx->nvcc);
 	argv_pushn(&args, mp->base.v, mp->base.n);
