@@ -10,7 +10,8 @@
 #                                  one a day), the suites again in an AddressSanitizer +
 #                                  UndefinedBehaviorSanitizer build (the heavy e2e ones half a
 #                                  day), valgrind (e2e_valgrind, labelled `full`) and fuzzing;
-#                                  NVSHIM_ROTATE=off runs all of it (docs/tests.md).
+#                                  NVSHIM_ROTATE=off runs all of it, the differential matrix
+#                                  its whole product (hours; docs/tests.md).
 #
 # Suites are found through ctest (a new add_test() is run without a change here) and fuzz
 # targets by their names (build-test-fuzz/tests/fuzz/fuzz_*). A failing run ends with one line
