@@ -9,11 +9,9 @@ NVSHIM=$1 NVCC=$2
 DAY=$((10#${NVSHIM_TEST_DAY:-$(date +%j)})) ROTATE=${NVSHIM_ROTATE:-} # before lib.sh clears NVSHIM_*
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
-how=(--sample 24)
+how=(--sample 24) jobs=2
 [ -n "${E2E_FULL:-}" ] && how=(--pairs --half "$DAY")
-[ -n "${E2E_FULL:-}" ] && [ "$ROTATE" = off ] && how=(--all)
-jobs=2
-[ "${how[0]}" = --all ] && jobs=$(nproc)
+[ -n "${E2E_FULL:-}" ] && [ "$ROTATE" = off ] && how=(--all) jobs=$(nproc)
 echo "# matrix.py ${how[*]}"
 cd "$WORK" || exit 1
 python3 "$HERE/matrix.py" "$NVSHIM" "$NVCC" "${how[@]}" --jobs "$jobs"

@@ -155,7 +155,7 @@ for (b, s, h, d, causal) in [(2, 128, 4, 64, False), (1, 512, 8, 64, True), (3, 
         print(f"# shape {(b, s, h, d)} causal={causal}: max |out - sdpa| {err:.2e}, grads {gerr:.2e}")
         worst = max(worst, err, gerr / 4)
     else:
-        # head dim 128: its forward is a stub (the kept kernels are head dim 64; FA_SUBSET may add its backward)
+        # head dim 128: its forward is a stub (the kept kernels are head dim 64)
         print(f"# shape {(b, s, h, d)}: forward not in the subset")
 print("MATCH" if worst < 2e-2 else "MISMATCH")
 EOF
