@@ -88,6 +88,16 @@ static const char *const guard_shapes[] = {
 	"is undefined in device code",
 };
 
+/* Guard shapes that no target causes: CCCL 3's C++ dialect floor, a host compiler nvcc does not
+ * accept, a deprecation (each fails the same way for every target). */
+static const char *const never_arch[] = {
+	"requires at least C++",
+	"unsupported GNU version",
+	"clang version!",
+	"is deprecated",
+	"was declared deprecated",
+};
+
 /* "file(12): error: msg" (the CUDA front end) or "file:12:3: error: msg" (the host
  * preprocessor): fills file and line, returns where the message starts, or NULL. */
 static const char *front_end(const char *line, const char *end, struct diagnose_finding *f)
@@ -409,6 +419,9 @@ static void classify(struct diagnosis *d, const char *line, const char *end)
 	for (size_t i = 0; i < sizeof(guard_shapes) / sizeof(guard_shapes[0]); i++)
 		if (find(msg, end, guard_shapes[i]))
 			kind = DIAGNOSE_ARCH_GUARD;
+	for (size_t i = 0; kind == DIAGNOSE_ARCH_GUARD && i < sizeof(never_arch) / sizeof(never_arch[0]); i++)
+		if (find(msg, end, never_arch[i]))
+			kind = DIAGNOSE_ERROR;
 	struct diagnose_finding *f = add(d, kind, line, (size_t)(end - line));
 	f->file = tmp.file;
 	f->line = tmp.line;

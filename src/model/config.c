@@ -155,6 +155,13 @@ const struct config_item config_items[] = {
 	       "without it) is compiled once more with nvshim's headers force-included (removed struct fields read through a "
 	       "private copy of the source and of the project headers that read them); if that passes, the build goes on, with a note (rule "
 	       "compat.restored) naming the lasting fix. off: such a compile fails as nvcc's does."),
+	CHOICE(cxx_dialect, "auto|off",
+	       "CCCL 3's C++17 floor (docs/compat.md): a compile whose only errors are CCCL's "
+	       "`requires at least C++17` (Thrust, CUB, libcu++, cooperative_groups.h under "
+	       "-std=c++14 or older) runs once more with -std=c++17 (gnu++17 for a gnu++ dialect): "
+	       "CCCL 3 compiles in no other dialect, and GCC and Clang keep one ABI across them; a "
+	       "note (rule compat.dialect) names the lasting fix. Under compat = auto only. off: such "
+	       "a compile fails as nvcc's does."),
 	ITEM(nvrtc_no_arch, CONF_BOOL, 0, NULL,
 	     "Preload library: an NVRTC compile without -arch is compiled for the GPU (NVSHIM_DEVICES, the "
 	     "driver, detection, else fallback_archs) instead of NVRTC's oldest target (rule "

@@ -85,6 +85,7 @@ struct config {
 	int explain_api;
 	char *api_file;             /* "": <prefix>/etc/nvshim/api.ini, else the built-in table */
 	char *compat;               /* auto or off (upgrade/compat.h) */
+	char *cxx_dialect;          /* auto or off (upgrade/linefix.h) */
 	/* The preload library (libnvshim-preload.so). */
 	int nvrtc_no_arch;
 	int nvrtc_clamp_arch;

@@ -22,6 +22,7 @@
 #include "passes/targets.h"
 #include "upgrade/compat.h"
 #include "upgrade/compat_dryrun.h"
+#include "upgrade/linefix.h"
 #include "upgrade/layout.h"
 #include "model/outputs.h"
 
@@ -566,7 +567,8 @@ static void nvcc_after_run(const struct crash_context *ctx, struct plan *plan,
 	size_t notes_before = plan->notes.n;
 	/* a header or library CUDA 13 moved first (layout.h): the compiler stops there */
 	int restored = res->status != 0 && !crashed &&
-		       (layout_after_failure(&cx, plan, res, held) || compat_after_failure(&cx, plan, res, held));
+		       (layout_after_failure(&cx, plan, res, held) || linefix_after_failure(&cx, plan, res, held) ||
+			 compat_after_failure(&cx, plan, res, held));
 	fputs(*held, stderr);
 	fflush(stderr);
 	compat_say_after(plan, notes_before);
@@ -627,6 +629,7 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 			size_t notes_before = plan->notes.n;
 			int restored = api && !stop && res.status && !res.signal &&
 				       (layout_after_failure(&cx, plan, &res, &err) ||
+					linefix_after_failure(&cx, plan, &res, &err) ||
 					compat_after_failure(&cx, plan, &res, &err));
 			runner_write_stderr(err);
 			compat_say_after(plan, notes_before);

@@ -787,25 +787,30 @@ static char *migrate_files(const struct compat_decision *d, const struct headers
 	return s;
 }
 
-/* Says the restored note: once per build (its rule is the key), every time outside one. */
-static void say_restored(const struct compat_context *ctx, const char *note)
+void compat_say_once(const struct compat_context *ctx, const char *key, const char *note, const char *tail)
 {
 	const struct build *b = ctx->env ? build_current(ctx->env) : NULL;
 	const struct config *cfg = ctx->api->cfg;
 	if (b && !strcmp(cfg->repeat_notes, "once") && diag_verbosity() > VERBOSITY_QUIET) {
-		int first = once_first(cfg->cache_dir, b->id, "[compat.restored]");
+		int first = once_first(cfg->cache_dir, b->id, key);
 		if (first == 0) {
 			stats_count_quieted();
 			diag_note(VERBOSITY_VERBOSE, "%s", note);
 			return;
 		}
 		if (first == 1) {
-			diag_rewrite("%s (said once for this %s build: its other sources the layer restores "
-				     "are noted at verbosity verbose; nvshim stats counts them)", note, b->tool);
+			diag_rewrite("%s (said once for this %s build%s)", note, b->tool, tail);
 			return;
 		}
 	}
 	diag_rewrite("%s", note);
+}
+
+/* Says the restored note: once per build (its rule is the key), every time outside one. */
+static void say_restored(const struct compat_context *ctx, const char *note)
+{
+	compat_say_once(ctx, "[compat.restored]", note,
+			": its other sources the layer restores are noted at verbosity verbose; nvshim stats counts them");
 }
 
 static void note_none(struct plan *plan, const struct compat_decision *d)

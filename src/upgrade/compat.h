@@ -135,6 +135,11 @@ const struct argv *compat_flat_line(const struct compat_context *ctx, const stru
 int compat_after_failure(const struct compat_context *ctx, struct plan *plan, struct run_result *res,
 			 char **held);
 
+/* Says a note of the upgrade layer (rule `key`, "[compat.restored]") once per build, at verbosity
+ * verbose for the build's other compiles (counted for nvshim stats), every time outside a build;
+ * `tail` follows "said once for this TOOL build" in the first. */
+void compat_say_once(const struct compat_context *ctx, const char *key, const char *note, const char *tail);
+
 /* Says the notes from plan->notes.v[from] on that are said after the compiler's stderr: why
  * the layer did not restore (compat.none), or failed (compat.failed). */
 void compat_say_after(const struct plan *plan, size_t from);

@@ -330,21 +330,7 @@ static char *toolkit_root(const struct compat_context *ctx)
 
 static void say_fixed(const struct compat_context *ctx, const char *note)
 {
-	const struct build *b = ctx->env ? build_current(ctx->env) : NULL;
-	const struct config *cfg = ctx->api->cfg;
-	if (b && !strcmp(cfg->repeat_notes, "once") && diag_verbosity() > VERBOSITY_QUIET) {
-		int first = once_first(cfg->cache_dir, b->id, "[compat.layout]");
-		if (first == 0) {
-			stats_count_quieted();
-			diag_note(VERBOSITY_VERBOSE, "%s", note);
-			return;
-		}
-		if (first == 1) {
-			diag_rewrite("%s (said once for this %s build)", note, b->tool);
-			return;
-		}
-	}
-	diag_rewrite("%s", note);
+	compat_say_once(ctx, "[compat.layout]", note, "");
 }
 
 /* The lasting fix, for the note. */
