@@ -631,6 +631,9 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 				       (layout_after_failure(&cx, plan, &res, &err) ||
 					linefix_after_failure(&cx, plan, &res, &err) ||
 					compat_after_failure(&cx, plan, &res, &err));
+			/* C: a removed function is only an implicit declaration until the link */
+			if (api && !stop && !restored && !res.signal && err)
+				restored |= compat_after_implicit(&cx, plan, &res, &err);
 			runner_write_stderr(err);
 			compat_say_after(plan, notes_before);
 			/* A host compiler's errors about removed or changed CUDA APIs (api.h). */

@@ -13,6 +13,7 @@
 
 #include "base/cache.h"
 #include "base/diag.h"
+#include "base/strbuf.h"
 #include "base/hash.h"
 #include "base/fault.h"
 #include "buildwide/build.h"
@@ -1104,6 +1105,53 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 	free(inc);
 	compat_decision_release(&d);
 	return restored;
+}
+
+int compat_after_implicit(const struct compat_context *ctx, struct plan *plan, struct run_result *res, char **held)
+{
+	static const char implicit[] = "warning: implicit declaration of function ";
+	if (res->signal || !*held || !strstr(*held, implicit))
+		return 0;
+	/* a compile and link on one line: the link's undefined references are what the
+	 * declarations cause; any other error stands */
+	for (const char *line = *held; res->status && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) : strlen(line);
+		if ((memmem(line, n, "error", 5) && !memmem(line, n, "ld returned", 11)) &&
+		    !memmem(line, n, "undefined reference to", 22))
+			return 0;
+		line += n + (end != NULL);
+	}
+	/* the warnings as the errors they are in C++ (and in C from C23 on), for the decision */
+	struct strbuf b = STRBUF_INIT;
+	for (const char *line = *held; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) : strlen(line);
+		const char *w = memmem(line, n, implicit, sizeof(implicit) - 1);
+		if (w) {
+			strbuf_add(&b, line, (size_t)(w - line));
+			strbuf_addstr(&b, "error: ");
+			strbuf_add(&b, w + 9, n - (size_t)(w + 9 - line));
+			strbuf_addstr(&b, "\n");
+		}
+		line += n + (end != NULL);
+	}
+	struct run_result failed = *res;
+	failed.status = 1;
+	size_t notes = plan->notes.n;
+	char *errs = b.s;
+	int restored = compat_after_failure(ctx, plan, &failed, &errs);
+	if (restored) {
+		free(*held);
+		*held = errs;
+		*res = failed;
+		return 1;
+	}
+	/* the compile passed: nothing of the layer's to say */
+	while (plan->notes.n > notes)
+		argv_remove(&plan->notes, plan->notes.n - 1);
+	free(errs);
+	return 0;
 }
 
 void compat_say_after(const struct plan *plan, size_t from)

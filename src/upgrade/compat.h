@@ -140,6 +140,13 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
  * `tail` follows "said once for this TOOL build" in the first. */
 void compat_say_once(const struct compat_context *ctx, const char *key, const char *note, const char *tail);
 
+/* After a C compile that passed with warnings `implicit declaration of function 'NAME'` (*held),
+ * NAME a function CUDA 13 removed that the layer restores (cudaThreadSynchronize from C: the
+ * compile passes, the link fails on an undefined reference): those warnings are read as the
+ * errors they are in C++, and the layer's retry runs as after a failure. Returns 1 when it
+ * passed (*res and *held are the retry's); 0 otherwise, with both and the notes as they were. */
+int compat_after_implicit(const struct compat_context *ctx, struct plan *plan, struct run_result *res, char **held);
+
 /* Says the notes from plan->notes.v[from] on that are said after the compiler's stderr: why
  * the layer did not restore (compat.none), or failed (compat.failed). */
 void compat_say_after(const struct plan *plan, size_t from);
