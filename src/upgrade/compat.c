@@ -790,6 +790,14 @@ static char *migrate_files(const struct compat_decision *d, const struct headers
 
 void compat_say_once(const struct compat_context *ctx, const char *key, const char *note, const char *tail)
 {
+	/* one nvshim that runs its line as two commands (a compile, then the link) says a rule once */
+	static struct argv said = ARGV_INIT;
+	for (size_t i = 0; i < said.n; i++)
+		if (!strcmp(said.v[i], key)) {
+			diag_note(VERBOSITY_VERBOSE, "%s", note);
+			return;
+		}
+	argv_push(&said, key);
 	const struct build *b = ctx->env ? build_current(ctx->env) : NULL;
 	const struct config *cfg = ctx->api->cfg;
 	if (b && !strcmp(cfg->repeat_notes, "once") && diag_verbosity() > VERBOSITY_QUIET) {
