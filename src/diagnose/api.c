@@ -186,6 +186,13 @@ const struct api_entry *api_find(const struct api_table *t, const char *name)
 		for (size_t k = 0; k < t->v[i].also.n; k++)
 			if (!strcmp(t->v[i].also.v[k], name))
 				return &t->v[i];
+	/* a removed field read unqualified in a member function of a class that derives from the
+	 * struct: `identifier "computeMode" is undefined` */
+	for (size_t i = 0; i < t->n && !strchr(name, ':'); i++) {
+		const char *f = strstr(t->v[i].name, "::");
+		if (f && !strncmp(t->v[i].name, "cudaDeviceProp::", 16) && !strcmp(f + 2, name))
+			return &t->v[i];
+	}
 	return NULL;
 }
 

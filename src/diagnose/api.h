@@ -86,7 +86,8 @@ size_t api_parse(struct api_table *t, const char *text, const char *origin, stru
  * without "..", "//" or a leading '.' or '/'. */
 int api_compat_header_ok(const char *h);
 
-/* The entry for a name or one of its `also` spellings, or NULL. */
+/* The entry for a name or one of its `also` spellings, or NULL; a removed field of cudaDeviceProp
+ * also by its bare name (read unqualified in a class derived from the struct). */
 const struct api_entry *api_find(const struct api_table *t, const char *name);
 
 /* The table's text (xmalloc'ed): the file `file` when it is set (NULL after a warning when it

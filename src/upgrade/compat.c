@@ -116,7 +116,8 @@ void compat_decide(const struct api_table *t, const char *held, const char *tool
 				alloc = alloc ? alloc * 2 : 8;
 				d->sites = XRESIZEVEC(struct compat_site, d->sites, alloc);
 			}
-			d->sites[d->nsites++] = (struct compat_site){ xstrdup(er->file), er->line, xstrdup(field + 2) };
+			d->sites[d->nsites++] = (struct compat_site){ xstrdup(er->file), er->line, xstrdup(field + 2),
+								      er->name && !strstr(er->name, "::") };
 		}
 	}
 	/* Errors that name nothing in the table (a removed base class's consequences further down,
@@ -216,7 +217,7 @@ static int in_text(const char *l, size_t at)
 	return quote != 0;
 }
 
-static char *rewrite_line(const char *l, const char *field, size_t *count)
+static char *rewrite_line(const char *l, const char *field, int bare, size_t *count)
 {
 	size_t flen = strlen(field), len = strlen(l);
 	char *out = xstrdup(l);
@@ -236,6 +237,18 @@ static char *rewrite_line(const char *l, const char *field, size_t *count)
 		int dot = !arrow && j > 0 && out[j - 1] == '.';
 		size_t op = arrow ? j - 2 : dot ? j - 1 : (size_t)-1;
 		size_t start = op != (size_t)-1 ? expression_start(out, op) : op;
+		if (op == (size_t)-1 && bare && !(j > 1 && out[j - 1] == ':' && out[j - 2] == ':')) {
+			/* unqualified, in a member function of a class derived from the struct */
+			char *call = xasprintf("nvshim_compat_%s(this)", field);
+			char *next = xasprintf("%.*s%s%s", (int)at, out, call, out + after);
+			pos = at + strlen(call);
+			free(call);
+			free(out);
+			out = next;
+			len = strlen(out);
+			(*count)++;
+			continue;
+		}
 		if (op == (size_t)-1 || start == op) {
 			pos = at + 1;
 			continue;
@@ -287,7 +300,7 @@ char *compat_rewrite_as(const char *text, const char *name, int cplusplus, const
 		char *probe = xasprintf("nvshim_compat_%s(", sites[s].field);
 		int done = strstr(*l, probe) != NULL;
 		free(probe);
-		char *next = rewrite_line(*l, sites[s].field, &n);
+		char *next = rewrite_line(*l, sites[s].field, sites[s].bare, &n);
 		if (!n && !done)
 			ok = 0;
 		free(*l);
@@ -308,7 +321,7 @@ char *compat_rewrite_as(const char *text, const char *name, int cplusplus, const
 			if (!strstr(lines.v[i], sites[s].field))
 				continue;
 			size_t n = 0;
-			char *next = rewrite_line(lines.v[i], sites[s].field, &n);
+			char *next = rewrite_line(lines.v[i], sites[s].field, 0, &n);
 			free(lines.v[i]);
 			lines.v[i] = next;
 			*count += n;
@@ -859,6 +872,24 @@ static char *lasting_dir(const char *cache_dir, const char *copied, const char *
 	return xasprintf("%s/compat/copies/%016llx%016llx", cache_dir, (unsigned long long)h, (unsigned long long)h2);
 }
 
+/* -DNVSHIM_COMPAT_SELECTED and -DNVSHIM_COMPAT_WANT_NAME for each API entry the errors named, once:
+ * the headers restore only those (common.h's NVSHIM_COMPAT_WANTS). */
+static void push_wants(struct argv *line, const struct compat_decision *d)
+{
+	for (size_t i = 1; i < line->n; i++)
+		if (!strcmp(line->v[i], "-DNVSHIM_COMPAT_SELECTED"))
+			return;
+	argv_push(line, "-DNVSHIM_COMPAT_SELECTED");
+	for (size_t i = 0; i < d->entries.n; i++) {
+		const char *e = d->entries.v[i];
+		int plain = *e != '\0';
+		for (const char *c = e; *c && plain; c++)
+			plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_';
+		if (plain)
+			argv_pushf(line, "-DNVSHIM_COMPAT_WANT_%s", e);
+	}
+}
+
 int compat_layer(const struct argv *argv, const struct compat_decision *d, const char *inc, const char *cache_dir,
 		 int host, const char *nvcc, struct compat_layered *l)
 {
@@ -887,6 +918,8 @@ int compat_layer(const struct argv *argv, const struct compat_decision *d, const
 			ok = copy_headers(host, nvcc, d, inc, &l->argv, l->headers);
 			if (ok)
 				l->source = xstrdup(l->headers->source);
+			if (ok && d->headers.n)
+				push_wants(&l->argv, d);
 			for (size_t i = 0; ok && i < d->headers.n; i++) {
 				argv_push(&l->argv, "-include");
 				argv_push_owned(&l->argv, concat(inc, "/nvshim/compat/", d->headers.v[i], NULL));
@@ -952,6 +985,8 @@ int compat_layer(const struct argv *argv, const struct compat_decision *d, const
 		free(copied);
 		free(text);
 	}
+	if (ok && d->headers.n)
+		push_wants(&l->argv, d);
 	for (size_t i = 0; ok && i < d->headers.n; i++) {
 		argv_push(&l->argv, "-include");
 		argv_push_owned(&l->argv, concat(inc, "/nvshim/compat/", d->headers.v[i], NULL));

@@ -5,7 +5,8 @@
  * with the layer: the headers
  * include/nvshim/compat/FILE.h force-included (-include), and for removed struct fields a
  * private copy of the source where each EXPR.FIELD / EXPR->FIELD at the lines the compiler
- * reported reads nvshim_compat_FIELD(&(EXPR)) / nvshim_compat_FIELD(EXPR) (its first line
+ * reported reads nvshim_compat_FIELD(&(EXPR)) / nvshim_compat_FIELD(EXPR), an unqualified FIELD
+ * that the compiler reported alone (in a class derived from the struct) nvshim_compat_FIELD(this) (its first line
  * `#line 1 "SOURCE"`: errors, __FILE__ and the dependency file name the user's file). Reads in
  * project headers (under the source's directory or an -I / -iquote one, not the toolkit's or
  * /usr) get private copies too, and the retry compiles through a mirror of the tree that holds
@@ -34,6 +35,8 @@ struct compat_site {
 	char *file;
 	unsigned long line;
 	char *field;
+	int bare;     /* the error named FIELD alone: read unqualified, in a class derived from the
+		       * struct; FIELD alone on the line reads nvshim_compat_FIELD(this) */
 };
 
 struct compat_decision {

@@ -263,7 +263,7 @@ int compat_dryrun_verdict_parse(const char *text, const char *key, struct compat
 						alloc = alloc ? alloc * 2 : 8;
 						d->sites = XRESIZEVEC(struct compat_site, d->sites, alloc);
 					}
-					d->sites[d->nsites++] = (struct compat_site){ xstrdup(""), n, xstrdup(end + 1) };
+					d->sites[d->nsites++] = (struct compat_site){ xstrdup(""), n, xstrdup(end + 1), 0 };
 				}
 			} else {
 				ok = 0;

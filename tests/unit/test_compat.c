@@ -147,7 +147,7 @@ Test(compat, retries_past_the_follow_on_errors_of_a_removed_base)
 
 static char *rewrite1(const char *text, unsigned long line, const char *field, size_t *n)
 {
-	struct compat_site s = { (char *)"x.cu", line, (char *)field };
+	struct compat_site s = { (char *)"x.cu", line, (char *)field, 0 };
 	return compat_rewrite(text, "x.cu", &s, 1, n);
 }
 
@@ -163,10 +163,19 @@ Test(compat, rewrites_the_reads_on_the_line)
 	cr_assert_eq(n, 5);
 	free(out);
 	/* C: the reported line only */
-	struct compat_site c = { (char *)"x.c", 2, (char *)"clockRate" };
+	struct compat_site c = { (char *)"x.c", 2, (char *)"clockRate", 0 };
 	out = compat_rewrite("int a;\nf(prop.clockRate);\nprop.clockRate;\n", "x.c", &c, 1, &n);
 	cr_assert_str_eq(out, "#line 1 \"x.c\"\nint a;\nf(nvshim_compat_clockRate(&(prop)));\nprop.clockRate;\n");
 	cr_assert_eq(n, 1);
+	free(out);
+	/* unqualified, reported alone (a class derived from cudaDeviceProp): this; a qualified or
+	 * scoped name on the line is left */
+	struct compat_site b = { (char *)"x.cu", 1, (char *)"computeMode", 1 };
+	out = compat_rewrite("int m() const { return computeMode + cudaDeviceProp::computeMode + o.computeMode; }\n", "x.cu",
+			     &b, 1, &n);
+	cr_assert_str_eq(out, "#line 1 \"x.cu\"\nint m() const { return nvshim_compat_computeMode(this) + "
+			      "cudaDeviceProp::computeMode + nvshim_compat_computeMode(&(o)); }\n");
+	cr_assert_eq(n, 2);
 	free(out);
 	/* the field's name in a string, a character literal's neighbour or a // comment is text */
 	out = rewrite1("printf(\"prop.clockRate=%d '\\\"\", prop.clockRate); // p.clockRate\n", 1, "clockRate", &n);
@@ -187,12 +196,12 @@ Test(compat, rewrites_the_reads_on_the_line)
 	cr_assert_null(rewrite1("int clockRate;\n", 1, "clockRate", &n));
 	cr_assert_null(rewrite1("a.clockRate;\n", 5, "clockRate", &n));
 	/* the name is quoted as a C string */
-	struct compat_site s = { (char *)"a\"b.cu", 1, (char *)"f" };
+	struct compat_site s = { (char *)"a\"b.cu", 1, (char *)"f", 0 };
 	out = compat_rewrite("x.f\n", "a\"b\\.cu", &s, 1, &n);
 	cr_assert_str_eq(out, "#line 1 \"a\\\"b\\\\.cu\"\nnvshim_compat_f(&(x))\n");
 	free(out);
 	/* two errors on one line: rewritten once */
-	struct compat_site two[2] = { { (char *)"x.cu", 1, (char *)"f" }, { (char *)"x.cu", 1, (char *)"f" } };
+	struct compat_site two[2] = { { (char *)"x.cu", 1, (char *)"f", 0 }, { (char *)"x.cu", 1, (char *)"f", 0 } };
 	out = compat_rewrite("a.f + b.f;\n", "x.cu", two, 2, &n);
 	cr_assert_str_eq(out, "#line 1 \"x.cu\"\nnvshim_compat_f(&(a)) + nvshim_compat_f(&(b));\n");
 	cr_assert_eq(n, 2);

@@ -126,8 +126,8 @@ Test(compat_dryrun, a_verdict_reads_back)
 	argv_push(&d.headers, "runtime.h");
 	argv_push(&d.entries, "cudaDeviceProp::clockRate");
 	d.sites = XNEWVEC(struct compat_site, 2);
-	d.sites[0] = (struct compat_site){ xstrdup("k.cu"), 20, xstrdup("clockRate") };
-	d.sites[1] = (struct compat_site){ xstrdup("k.cu"), 22, xstrdup("memoryClockRate") };
+	d.sites[0] = (struct compat_site){ xstrdup("k.cu"), 20, xstrdup("clockRate"), 0 };
+	d.sites[1] = (struct compat_site){ xstrdup("k.cu"), 22, xstrdup("memoryClockRate"), 0 };
 	d.nsites = 2;
 	char *text = compat_dryrun_verdict_format("abc", &d, NULL);
 	char *why = NULL;

@@ -200,7 +200,7 @@ Test(overlay, rewrites_a_header_in_the_compiles_language)
 {
 	const char *h = "static int a(const cudaDeviceProp &p) { return p.clockRate; }\n"
 			"static int b(const cudaDeviceProp *p) { return p->clockRate; }\n";
-	struct compat_site site = { "inc/x.h", 1, "clockRate" };
+	struct compat_site site = { "inc/x.h", 1, "clockRate", 0 };
 	size_t n = 0;
 	char *cxx = compat_rewrite_as(h, "inc/x.h", 1, &site, 1, &n);
 	cr_assert_eq(n, 2);

@@ -16,6 +16,16 @@
 #define NVSHIM_COMPAT_CAT(a, b) NVSHIM_COMPAT_CAT_(a, b)
 #define NVSHIM_COMPAT_CAT_(a, b) a##b
 /* f(...) calls f_N(...), N the number of arguments. */
+/* NVSHIM_COMPAT_WANTS(NAME): whether the old form of NAME is restored. nvshim's retry defines
+ * NVSHIM_COMPAT_SELECTED and NVSHIM_COMPAT_WANT_NAME for each API its errors named, so that an old
+ * form the source did not use never overloads a name it uses as it is (`constexpr auto f =
+ * cuGraphAddNode;` names one function, not an overload set); without NVSHIM_COMPAT_SELECTED every
+ * form is restored. */
+#ifdef NVSHIM_COMPAT_SELECTED
+#define NVSHIM_COMPAT_WANTS(name) NVSHIM_COMPAT_WANT_##name
+#else
+#define NVSHIM_COMPAT_WANTS(name) 1
+#endif
 #define NVSHIM_COMPAT_BY_ARITY(f, ...) NVSHIM_COMPAT_CAT(f##_, NVSHIM_COMPAT_NARGS(__VA_ARGS__))(__VA_ARGS__)
 
 #ifdef __cplusplus

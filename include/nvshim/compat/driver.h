@@ -91,55 +91,79 @@ static inline CUresult nvshim_compat_cuGraphExecUpdate_4(CUgraphExec e, CUgraph 
 #ifdef __cplusplus
 /* cuCtxCreate, cuMemPrefetchAsync, ... are macros naming the new entry points (cuCtxCreate_v4):
  * these overloads get the same names. */
+#if NVSHIM_COMPAT_WANTS(cuCtxCreate)
 static inline CUresult cuCtxCreate(CUcontext *ctx, unsigned int flags, CUdevice dev)
 {
 	return nvshim_compat_cuCtxCreate_3(ctx, flags, dev);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cuMemPrefetchAsync)
 static inline CUresult cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUdevice dev, CUstream s)
 {
 	return nvshim_compat_cuMemPrefetchAsync_4(p, n, dev, s);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cuMemAdvise)
 static inline CUresult cuMemAdvise(CUdeviceptr p, size_t n, CUmem_advise a, CUdevice dev)
 {
 	return nvshim_compat_cuMemAdvise_dev(p, n, a, dev);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphAddDependencies)
 static inline CUresult cuGraphAddDependencies(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, size_t n)
 {
 	return nvshim_compat_cuGraphAddDependencies_4(g, from, to, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphRemoveDependencies)
 static inline CUresult cuGraphRemoveDependencies(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, size_t n)
 {
 	return nvshim_compat_cuGraphRemoveDependencies_4(g, from, to, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphGetEdges)
 static inline CUresult cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to, size_t *n)
 {
 	return nvshim_compat_cuGraphGetEdges_4(g, from, to, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphNodeGetDependencies)
 static inline CUresult cuGraphNodeGetDependencies(CUgraphNode x, CUgraphNode *d, size_t *n)
 {
 	return nvshim_compat_cuGraphNodeGetDependencies_3(x, d, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphNodeGetDependentNodes)
 static inline CUresult cuGraphNodeGetDependentNodes(CUgraphNode x, CUgraphNode *d, size_t *n)
 {
 	return nvshim_compat_cuGraphNodeGetDependentNodes_3(x, d, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphAddNode)
 static inline CUresult cuGraphAddNode(CUgraphNode *x, CUgraph g, const CUgraphNode *d, size_t n, CUgraphNodeParams *p)
 {
 	return nvshim_compat_cuGraphAddNode_5(x, g, d, n, p);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cuStreamGetCaptureInfo)
 static inline CUresult cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
 					      const CUgraphNode **d, size_t *n)
 {
 	return nvshim_compat_cuStreamGetCaptureInfo_6(s, st, id, g, d, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cuStreamUpdateCaptureDependencies)
 static inline CUresult cuStreamUpdateCaptureDependencies(CUstream s, CUgraphNode *d, size_t n, unsigned int flags)
 {
 	return nvshim_compat_cuStreamUpdateCaptureDependencies_4(s, d, n, flags);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphExecUpdate)
 static inline CUresult cuGraphExecUpdate(CUgraphExec e, CUgraph g, CUgraphNode *node, CUgraphExecUpdateResult *result)
 {
 	return nvshim_compat_cuGraphExecUpdate_4(e, g, node, result);
 }
+#endif
 #else
 /* C: the new forms under numbered names, then the names as macros choosing by arity. */
 #define NVSHIM_COMPAT_NEW(f, n, params, args)                                                         \
@@ -176,32 +200,56 @@ static inline CUresult nvshim_compat_cuMemAdvise_location(CUdeviceptr p, size_t 
 {
 	return cuMemAdvise(p, n, a, l);
 }
+#if NVSHIM_COMPAT_WANTS(cuCtxCreate)
 #undef cuCtxCreate
 #define cuCtxCreate(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuCtxCreate, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuMemPrefetchAsync)
 #undef cuMemPrefetchAsync
 #define cuMemPrefetchAsync(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuMemPrefetchAsync, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuMemAdvise)
 #undef cuMemAdvise
 #define cuMemAdvise(p, n, a, d)                                                                      \
 	_Generic((d), CUmemLocation: nvshim_compat_cuMemAdvise_location, default: nvshim_compat_cuMemAdvise_dev)(p, n, a, d)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphAddDependencies)
 #undef cuGraphAddDependencies
 #define cuGraphAddDependencies(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuGraphAddDependencies, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphRemoveDependencies)
 #undef cuGraphRemoveDependencies
 #define cuGraphRemoveDependencies(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuGraphRemoveDependencies, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphGetEdges)
 #undef cuGraphGetEdges
 #define cuGraphGetEdges(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuGraphGetEdges, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphNodeGetDependencies)
 #undef cuGraphNodeGetDependencies
 #define cuGraphNodeGetDependencies(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuGraphNodeGetDependencies, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphNodeGetDependentNodes)
 #undef cuGraphNodeGetDependentNodes
 #define cuGraphNodeGetDependentNodes(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuGraphNodeGetDependentNodes, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphAddNode)
 #undef cuGraphAddNode
 #define cuGraphAddNode(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuGraphAddNode, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuStreamGetCaptureInfo)
 #undef cuStreamGetCaptureInfo
 #define cuStreamGetCaptureInfo(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuStreamGetCaptureInfo, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuStreamUpdateCaptureDependencies)
 #undef cuStreamUpdateCaptureDependencies
 #define cuStreamUpdateCaptureDependencies(...)                                                        \
 	NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuStreamUpdateCaptureDependencies, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGraphExecUpdate)
 #undef cuGraphExecUpdate
 #define cuGraphExecUpdate(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuGraphExecUpdate, __VA_ARGS__)
+#endif
 #endif /* __cplusplus */
 
 #endif /* CUDA_VERSION >= 13000 */

@@ -187,55 +187,90 @@ static inline cudaError_t nvshim_compat_cudaGraphExecUpdate_4(cudaGraphExec_t e,
 		*result = info.result;
 	return rc;
 }
+/* CUDA 11's form with the error node and a log buffer (C; cuda_runtime.h has it for C++, where it
+ * instantiates with flags 0 and leaves the node and the log as they are: the same here). */
+static inline cudaError_t nvshim_compat_cudaGraphInstantiate_5(cudaGraphExec_t *e, cudaGraph_t g,
+							       cudaGraphNode_t *node, char *log, size_t size)
+{
+	(void)node;
+	(void)log;
+	(void)size;
+	return cudaGraphInstantiate(e, g, 0);
+}
+static inline cudaError_t nvshim_compat_cudaGraphInstantiate_3(cudaGraphExec_t *e, cudaGraph_t g,
+							       unsigned long long flags)
+{
+	return cudaGraphInstantiate(e, g, flags);
+}
 
 #ifdef __cplusplus
 /* C++: overloads, which the old calls pick by their arguments. */
+#if NVSHIM_COMPAT_WANTS(cudaMemPrefetchAsync)
 static inline cudaError_t cudaMemPrefetchAsync(const void *p, size_t n, int device, cudaStream_t s = 0)
 {
 	return nvshim_compat_cudaMemPrefetchAsync_4(p, n, device, s);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaMemAdvise)
 static inline cudaError_t cudaMemAdvise(const void *p, size_t n, enum cudaMemoryAdvise a, int device)
 {
 	return nvshim_compat_cudaMemAdvise_int(p, n, a, device);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphAddDependencies)
 static inline cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
 						   size_t n)
 {
 	return nvshim_compat_cudaGraphAddDependencies_4(g, from, to, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphRemoveDependencies)
 static inline cudaError_t cudaGraphRemoveDependencies(cudaGraph_t g, const cudaGraphNode_t *from,
 						      const cudaGraphNode_t *to, size_t n)
 {
 	return nvshim_compat_cudaGraphRemoveDependencies_4(g, from, to, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphGetEdges)
 static inline cudaError_t cudaGraphGetEdges(cudaGraph_t g, cudaGraphNode_t *from, cudaGraphNode_t *to, size_t *n)
 {
 	return nvshim_compat_cudaGraphGetEdges_4(g, from, to, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphNodeGetDependencies)
 static inline cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *deps, size_t *n)
 {
 	return nvshim_compat_cudaGraphNodeGetDependencies_3(node, deps, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphNodeGetDependentNodes)
 static inline cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *deps, size_t *n)
 {
 	return nvshim_compat_cudaGraphNodeGetDependentNodes_3(node, deps, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphAddNode)
 static inline cudaError_t cudaGraphAddNode(cudaGraphNode_t *node, cudaGraph_t g, const cudaGraphNode_t *deps, size_t n,
 					   struct cudaGraphNodeParams *params)
 {
 	return nvshim_compat_cudaGraphAddNode_5(node, g, deps, n, params);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaStreamGetCaptureInfo)
 static inline cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, enum cudaStreamCaptureStatus *st,
 						   unsigned long long *id, cudaGraph_t *g, const cudaGraphNode_t **deps,
 						   size_t *n)
 {
 	return nvshim_compat_cudaStreamGetCaptureInfo_6(s, st, id, g, deps, n);
 }
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaStreamUpdateCaptureDependencies)
 static inline cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNode_t *deps, size_t n,
 							      unsigned int flags)
 {
 	return nvshim_compat_cudaStreamUpdateCaptureDependencies_4(s, deps, n, flags);
 }
+#endif
 /* cudaGraphExecUpdate's old form: cuda_runtime.h has it for C++. */
 #else
 /* C: the number of arguments tells the old form from the new one; for cudaMemAdvise only the
@@ -274,23 +309,48 @@ NVSHIM_COMPAT_NEW(cudaStreamUpdateCaptureDependencies, 5,
 NVSHIM_COMPAT_NEW(cudaGraphExecUpdate, 3, (cudaGraphExec_t x, cudaGraph_t g, cudaGraphExecUpdateResultInfo *i),
 		  (x, g, i))
 #undef NVSHIM_COMPAT_NEW
+#if NVSHIM_COMPAT_WANTS(cudaMemPrefetchAsync)
 #undef cudaMemPrefetchAsync
 #define cudaMemPrefetchAsync(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cudaMemPrefetchAsync, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaMemAdvise)
 #define cudaMemAdvise(p, n, a, d)                                                                     \
 	_Generic((d), struct cudaMemLocation: cudaMemAdvise, default: nvshim_compat_cudaMemAdvise_int)(p, n, a, d)
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphAddDependencies)
 #define cudaGraphAddDependencies(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cudaGraphAddDependencies, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphRemoveDependencies)
 #define cudaGraphRemoveDependencies(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cudaGraphRemoveDependencies, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphGetEdges)
 #define cudaGraphGetEdges(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cudaGraphGetEdges, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphNodeGetDependencies)
 #define cudaGraphNodeGetDependencies(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cudaGraphNodeGetDependencies, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphNodeGetDependentNodes)
 #define cudaGraphNodeGetDependentNodes(...)                                                           \
 	NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cudaGraphNodeGetDependentNodes, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphAddNode)
 #define cudaGraphAddNode(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cudaGraphAddNode, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaStreamGetCaptureInfo)
 #undef cudaStreamGetCaptureInfo
 #define cudaStreamGetCaptureInfo(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cudaStreamGetCaptureInfo, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaStreamUpdateCaptureDependencies)
 #undef cudaStreamUpdateCaptureDependencies
 #define cudaStreamUpdateCaptureDependencies(...)                                                      \
 	NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cudaStreamUpdateCaptureDependencies, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphExecUpdate)
 #define cudaGraphExecUpdate(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cudaGraphExecUpdate, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cudaGraphInstantiate)
+#define cudaGraphInstantiate(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cudaGraphInstantiate, __VA_ARGS__)
+#endif
 #endif /* __cplusplus */
 
 #endif /* CUDART_VERSION >= 13000 */
