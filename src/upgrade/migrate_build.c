@@ -397,6 +397,71 @@ static void setup_file(struct bmig *m)
 	}
 }
 
+/* ---- CCCL 3's C++17 floor, in any of the three ---- */
+
+/* The dialect number at p (98, 03, 0x, 11, 1y, 14), its length in *n; 0 if none. */
+static int old_number(const struct bmig *m, size_t p, size_t *n)
+{
+	static const char *const old[] = { "98", "03", "0x", "11", "1y", "14" };
+	for (size_t k = 0; k < sizeof(old) / sizeof(old[0]); k++)
+		if (p + 2 <= m->n && !memcmp(m->s + p, old[k], 2) && (p + 2 == m->n || !ident(m->s[p + 2]))) {
+			*n = 2;
+			return 1;
+		}
+	return 0;
+}
+
+/* `-std=c++14` (gnu++, --std), CMake's CMAKE_CUDA_STANDARD / CMAKE_CXX_STANDARD / CUDA_STANDARD /
+ * CXX_STANDARD 14 and cxx_std_14 / cuda_std_14: C++17, the oldest dialect CCCL 3 compiles in (GCC
+ * and Clang keep one ABI across dialects). Comments (#) are skipped. */
+static void dialect_file(struct bmig *m, int cmake)
+{
+	static const char *const props[] = { "CMAKE_CUDA_STANDARD", "CMAKE_CXX_STANDARD", "CUDA_STANDARD", "CXX_STANDARD" };
+	static const char *const feats[] = { "cxx_std_", "cuda_std_" };
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->s[i] == '#') {
+			i = line_end(m, i);
+			continue;
+		}
+		if (i && (ident(m->s[i - 1])))
+			continue;
+		size_t n;
+		if (m->s[i] == '-') {
+			size_t v = i + (i + 1 < m->n && m->s[i + 1] == '-' ? 2 : 1);
+			if (v + 4 > m->n || memcmp(m->s + v, "std=", 4))
+				continue;
+			v += 4;
+			size_t pre = v + 5 <= m->n && !memcmp(m->s + v, "gnu++", 5) ? 5 : v + 3 <= m->n && !memcmp(m->s + v, "c++", 3) ? 3 : 0;
+			if (pre && old_number(m, v + pre, &n)) {
+				add(m, v + pre, v + pre + n, xstrdup("17"));
+				fixed(m, i, "C++17, which CCCL 3 (Thrust, CUB, libcu++) requires");
+			}
+			continue;
+		}
+		if (!cmake)
+			continue;
+		for (size_t k = 0; k < sizeof(props) / sizeof(props[0]); k++) {
+			size_t l = strlen(props[k]);
+			if (i + l >= m->n || memcmp(m->s + i, props[k], l) || ident(m->s[i + l]))
+				continue;
+			size_t v = i + l;
+			while (v < m->n && (m->s[v] == ' ' || m->s[v] == '\t' || m->s[v] == '"'))
+				v++;
+			if (v > i + l && old_number(m, v, &n)) {
+				add(m, v, v + n, xstrdup("17"));
+				fixed(m, i, "C++17, which CCCL 3 (Thrust, CUB, libcu++) requires");
+			}
+		}
+		for (size_t k = 0; k < 2; k++) {
+			size_t l = strlen(feats[k]);
+			if (i + l < m->n && !memcmp(m->s + i, feats[k], l) && old_number(m, i + l, &n)) {
+				add(m, i + l, i + l + n, xstrdup("17"));
+				fixed(m, i, "C++17, which CCCL 3 (Thrust, CUB, libcu++) requires");
+			}
+		}
+	}
+}
+
 void migrate_build_text(const char *text, size_t len, enum migrate_build_kind kind, struct migrate_result *out)
 {
 	struct bmig m = { text, len, NULL, 0, 0, out };
@@ -409,5 +474,7 @@ void migrate_build_text(const char *text, size_t len, enum migrate_build_kind ki
 		make_file(&m);
 	else if (kind == MIGRATE_SETUP)
 		setup_file(&m);
+	if (kind != MIGRATE_SOURCE)
+		dialect_file(&m, kind == MIGRATE_CMAKE);
 	finish(&m);
 }

@@ -19,6 +19,9 @@
  *   setup.py  os.path.join(X, "include") gets os.path.join(X, "include", "cccl") after it (and
  *               "nvtx3" before it where the file links nvToolsExt); "nvToolsExt" leaves a
  *               libraries list.
+ * In all three, C++ dialects older than C++17, which CCCL 3 refuses: -std=c++14 (c++11, gnu++14,
+ *   --std=...), and in CMake CMAKE_CUDA_STANDARD / CMAKE_CXX_STANDARD / CUDA_STANDARD / CXX_STANDARD
+ *   14 (11, 98, ...) and cxx_std_14 / cuda_std_14, become 17.
  * Nothing is added twice (a file that already names include/cccl keeps its lines). The result is
  * a struct migrate_result (upgrade/migrate.h): its changes, its "fixed" lines, its text.
  */
