@@ -81,6 +81,8 @@ static const struct recipe recipes[] = {
 	GRENAME("CU_TARGET_COMPUTE_101", "CU_TARGET_COMPUTE_110", G_CUDA, "CUDA_VERSION >= 13000"),
 	GRENAME("CU_TARGET_COMPUTE_101A", "CU_TARGET_COMPUTE_110A", G_CUDA, "CUDA_VERSION >= 13000"),
 	GRENAME("CU_TARGET_COMPUTE_101F", "CU_TARGET_COMPUTE_110F", G_CUDA, "CUDA_VERSION >= 13000"),
+	{ "cuGetProcAddress", K_ARGS, "NULL", G_NONE, 4, 4,
+	  "cuGetProcAddress(sym, &fn, version, flags) -> cuGetProcAddress(sym, &fn, version, flags, NULL) (CUDA 12.0's form)", NULL },
 	INSERT_D("cuCtxCreate", 3, 1, "cuCtxCreate(&ctx, flags, dev) -> cuCtxCreate(&ctx, NULL, flags, dev)"),
 	INSERT_R("cudaGraphAddDependencies", 4, 3, "cudaGraphAddDependencies(g, from, to, n) -> cudaGraphAddDependencies(g, from, to, NULL, n)"),
 	INSERT_R("cudaGraphRemoveDependencies", 4, 3, "cudaGraphRemoveDependencies(g, from, to, n) -> cudaGraphRemoveDependencies(g, from, to, NULL, n)"),
@@ -570,7 +572,11 @@ static void do_args(struct mig *m, size_t i, const struct recipe *r, const char 
 		skipped(m, t, name, "not migrated: inside a preprocessor directive or macro (a version guard cannot go there)");
 		return;
 	}
-	if (r->kind == K_ARGS && r->to) {
+	if (r->kind == K_ARGS && r->to && r->pos == n) {
+		/* after the last argument */
+		size_t at = sc->v[args[n - 1][1] - 1].e;
+		add_edit(m, at, at, concat(", ", r->to, NULL), r->guard);
+	} else if (r->kind == K_ARGS && r->to) {
 		size_t at = sc->v[args[r->pos][0]].b;
 		add_edit(m, at, at, concat(r->to, ", ", NULL), r->guard);
 	} else if (r->kind == K_ARGS) {

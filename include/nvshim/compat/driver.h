@@ -88,6 +88,18 @@ static inline CUresult nvshim_compat_cuGraphExecUpdate_4(CUgraphExec e, CUgraph 
 	return rc;
 }
 
+/* CUDA 11's cuGetProcAddress without the symbol status (12.0 made the name the 5-argument form):
+ * the status is optional, NULL for none. */
+static inline CUresult nvshim_compat_cuGetProcAddress_4(const char *symbol, void **pfn, int version, cuuint64_t flags)
+{
+	return cuGetProcAddress(symbol, pfn, version, flags, NVSHIM_COMPAT_NULL);
+}
+static inline CUresult nvshim_compat_cuGetProcAddress_5(const char *symbol, void **pfn, int version, cuuint64_t flags,
+							 CUdriverProcAddressQueryResult *status)
+{
+	return cuGetProcAddress(symbol, pfn, version, flags, status);
+}
+
 #ifdef __cplusplus
 /* cuCtxCreate, cuMemPrefetchAsync, ... are macros naming the new entry points (cuCtxCreate_v4):
  * these overloads get the same names. */
@@ -162,6 +174,12 @@ static inline CUresult cuStreamUpdateCaptureDependencies(CUstream s, CUgraphNode
 static inline CUresult cuGraphExecUpdate(CUgraphExec e, CUgraph g, CUgraphNode *node, CUgraphExecUpdateResult *result)
 {
 	return nvshim_compat_cuGraphExecUpdate_4(e, g, node, result);
+}
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGetProcAddress)
+static inline CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
+{
+	return nvshim_compat_cuGetProcAddress_4(symbol, pfn, version, flags);
 }
 #endif
 #else
@@ -249,6 +267,10 @@ static inline CUresult nvshim_compat_cuMemAdvise_location(CUdeviceptr p, size_t 
 #if NVSHIM_COMPAT_WANTS(cuGraphExecUpdate)
 #undef cuGraphExecUpdate
 #define cuGraphExecUpdate(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuGraphExecUpdate, __VA_ARGS__)
+#endif
+#if NVSHIM_COMPAT_WANTS(cuGetProcAddress)
+#undef cuGetProcAddress
+#define cuGetProcAddress(...) NVSHIM_COMPAT_BY_ARITY(nvshim_compat_cuGetProcAddress, __VA_ARGS__)
 #endif
 #endif /* __cplusplus */
 
