@@ -34,7 +34,9 @@ notes (and `exec` prints what the hand-fixed build's prints). An explained or ou
 passes when nvshim's line exits as plain's does, prints plain's stderr unchanged (nvcc's temporary
 names aside) and exactly its notes.
 
-  census.py NVSHIM NVCC          runs every case (as many at once as CPUs), TAP lines
+  census.py NVSHIM NVCC [ID...]  runs every case (as many at once as CPUs), TAP lines; with
+                                 NVSHIM_CENSUS_GPU=1 (tests/gpu/census.sh) an `exec` that
+                                 finds no GPU fails its case
   census.py --table              the table of docs/compat.md, sorted by reports
   census.py --check-docs FILE    the table in FILE is the one the cases make
 """
@@ -251,6 +253,8 @@ def run_case(case, nvshim, base, work):
         if case.get("exec") and rc2 == 0 and not frc:
             a = sh(case["exec"], d, env)
             b = sh(case["exec"], fixed_dir, env)
+            if os.environ.get("NVSHIM_CENSUS_GPU") and ("no device" in a[1] or "no driver" in a[1]):
+                problems.append("`%s` found no GPU: %r" % (case["exec"], a[1][-200:]))
             if (a[0], a[1]) != (b[0], b[1]):
                 problems.append("`%s` after nvshim's build: %d %r; after the hand-fixed one: %d %r" % (
                     case["exec"], a[0], a[1][-200:], b[0], b[1][-200:]))

@@ -8,7 +8,8 @@
 # cp.async kernel built from a list whose sm_75 it cannot build, and (on sm_90) a wgmma kernel
 # built from a plain sm_90 list and upgraded to sm_90a, both run and checked; a kernel whose
 # stack no launch accepts, noted at build time and failing at launch; then tests/gpu/preload.sh
-# tests/gpu/jit_clients.sh, tests/gpu/inspect.sh, tests/gpu/stubs.sh, tests/gpu/inspect_corpus.sh and tests/gpu/toolkitview.sh.
+# tests/gpu/jit_clients.sh, tests/gpu/inspect.sh, tests/gpu/stubs.sh, tests/gpu/inspect_corpus.sh,
+# tests/gpu/toolkitview.sh and tests/gpu/census.sh.
 NVSHIM=$1
 NVCC=${2:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -115,6 +116,8 @@ bash "$GPUDIR/inspect_corpus.sh" "$NVSHIM" "$NVCC" 2>&1 | sed -u 's/^/# inspect_
 check "inspect corpus suite (tests/gpu/inspect_corpus.sh)" test "${PIPESTATUS[0]}" -eq 0
 bash "$GPUDIR/toolkitview.sh" "$NVSHIM" "$NVCC" 2>&1 | sed -u 's/^/# toolkitview: /'
 check "toolkit view suite (tests/gpu/toolkitview.sh)" test "${PIPESTATUS[0]}" -eq 0
+bash "$GPUDIR/census.sh" "$NVSHIM" "$NVCC" 2>&1 | sed -u 's/^/# census: /'
+check "census suite on the GPU (tests/gpu/census.sh)" test "${PIPESTATUS[0]}" -eq 0
 
 # The modules pass: per-source targets, on the GPU.
 PT=()
