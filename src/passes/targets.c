@@ -354,7 +354,41 @@ static void unsupported_noted(struct arch_list *l, const struct toolkit *tk, str
 		plan_note(plan, "targets.unsupported", "renamed %s for nvcc %s", list, version);
 		free(list);
 	}
-	if (dropped.n) {
+	if (dropped.n && !l->n) {
+		/* every GPU the user named is out of this toolkit's reach: say so, and who serves them */
+		char *list = names_of(&dropped);
+		struct argv gpus = ARGV_INIT, last = ARGV_INIT;
+		for (size_t i = 0; i < dropped.n; i++) {
+			const char *d = strchr(dropped.v[i], '_');
+			unsigned num = d ? (unsigned)strtoul(d + 1, NULL, 10) : 0;
+			if (!num)
+				continue;
+			char *cc = xasprintf("%u.%u", num / 10, num % 10);
+			const char *tk_last = num >= 50 && num <= 72 ? "12.9" : num >= 35 ? "11.8" : num >= 30 ? "10.2" : "8.0";
+			int seen = 0;
+			for (size_t k = 0; k < gpus.n; k++)
+				seen |= !strcmp(gpus.v[k], cc);
+			if (!seen) {
+				argv_push(&gpus, cc);
+				seen = 0;
+				for (size_t k = 0; k < last.n; k++)
+					seen |= !strcmp(last.v[k], tk_last);
+				if (!seen)
+					argv_push(&last, tk_last);
+			}
+			free(cc);
+		}
+		char *g = argv_join(&gpus, ", "), *t = argv_join(&last, " or ");
+		plan_note(plan, "targets.unsupported", "dropped %s: not supported by nvcc %s, which builds for no GPU "
+			  "of compute capability %s: the program will not run on the GPU%s requested (CUDA %s is the "
+			  "newest toolkit that builds for %s)", list, version, g, gpus.n == 1 ? "" : "s", t,
+			  gpus.n == 1 ? "it" : "them");
+		free(g);
+		free(t);
+		free(list);
+		argv_release(&gpus);
+		argv_release(&last);
+	} else if (dropped.n) {
 		char *list = names_of(&dropped);
 		plan_note(plan, "targets.unsupported", "dropped %s: not supported by nvcc %s", list, version);
 		free(list);

@@ -123,7 +123,9 @@ Test(targets, supported_lists_are_left_alone)
 Test(targets, preprocessing_with_rejected_targets_gets_the_compile_rewrite)
 {
 	expect("-E k.cu -arch=sm_50", NULL, NULL, "-E k.cu",
-	       "dropped sm_50, compute_50: not supported by nvcc 13.0 [targets.unsupported] | no requested "
+	       "dropped sm_50, compute_50: not supported by nvcc 13.0, which builds for no GPU of compute "
+	       "capability 5.0: the program will not run on the GPU requested (CUDA 12.9 is the newest toolkit "
+	       "that builds for it) [targets.unsupported] | no requested "
 	       "target remains and no GPU or fallback_archs is known: nvcc builds for its default "
 	       "[targets.unsupported]");
 	expect("-M k.cu -gencode arch=compute_70,code=sm_70 -gencode arch=compute_80,code=sm_80", "90",
