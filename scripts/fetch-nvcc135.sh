@@ -25,6 +25,21 @@ if [ ! -f "$CU12/nvidia/cuda_runtime/include/cuda_runtime_api.h" ]; then
 		echo "fetch-nvcc135: could not fetch the CUDA 12.9 runtime headers; the coverage check will skip" >&2
 	fi
 fi
+# NVRTC 13.5 alone (nvidia-cuda-nvrtc: libnvrtc.so.13 and its libnvrtc-builtins.so.13.5), in
+# .../nvrtc-13.5, for the census's NVRTC builtins cases (tests/e2e/census/nvrtc_builtins*.case).
+NVRTC=$TOOLKITS/nvrtc-13.5
+if [ ! -f "$NVRTC/nvidia/cu13/lib/libnvrtc-builtins.so.13.5" ]; then
+	rm -rf "$NVRTC.tmp.$$"
+	if python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$NVRTC.tmp.$$" \
+		"nvidia-cuda-nvrtc==$VERSION" >/dev/null 2>&1; then
+		rm -rf "$NVRTC"
+		mkdir -p "$TOOLKITS"
+		mv "$NVRTC.tmp.$$" "$NVRTC"
+	else
+		rm -rf "$NVRTC.tmp.$$"
+		echo "fetch-nvcc135: could not fetch NVRTC $VERSION; the cases that need it will skip" >&2
+	fi
+fi
 if [ -x "$NVCC" ] && "$NVCC" --version 2>/dev/null | grep -q "V$VERSION"; then
 	exit 0
 fi

@@ -181,6 +181,14 @@ const struct config_item config_items[] = {
 	     "conda's targets/<arch>/include); when those lack a part (CCCL), a complete set of the "
 	     "same version from nvrtc_header_roots; when there is none, a note names the package to "
 	     "install (rule nvrtc.include_dirs)."),
+	ITEM(nvrtc_builtins, CONF_BOOL, 0, NULL,
+	     "Preload library: an NVRTC compile that fails because NVRTC cannot open its builtins "
+	     "library (libnvrtc-builtins.so of its own exact version, looked up by name: a copied or "
+	     "bundled libnvrtc, LD_LIBRARY_PATH pointing at another toolkit) is compiled once more "
+	     "after loading that file by its full path, found beside NVRTC, in nvrtc_header_roots, "
+	     "the toolkits, conda and the package index's wheels under a Python prefix on PATH or "
+	     "~/.local; when none is found, a note names the package to install (rule "
+	     "nvrtc.builtins)."),
 	ITEM(nvrtc_header_roots, CONF_STRING, 0, NULL,
 	     "Preload library: where a complete set of CUDA headers may be when the ones beside NVRTC "
 	     "lack a part: directories separated by ':', each a toolkit, a conda prefix or a "
@@ -312,6 +320,7 @@ void config_init(struct config *c, config_getenv_fn env)
 	c->nvrtc_clamp_arch = 1;
 	c->nvrtc_retry_arch = 1;
 	c->nvrtc_include_dirs = 1;
+	c->nvrtc_builtins = 1;
 	c->link_diagnose = 1;
 	c->link_error_string = 1;
 	c->explain_no_image = 1;

@@ -91,6 +91,7 @@ struct config {
 	int nvrtc_clamp_arch;
 	int nvrtc_retry_arch;
 	int nvrtc_include_dirs;
+	int nvrtc_builtins;
 	char *nvrtc_header_roots;   /* "": $CUDA_HOME, $CUDA_PATH, $CONDA_PREFIX, $PYTHONPATH, /usr/local/cuda */
 	int link_diagnose;
 	int link_error_string;

@@ -271,6 +271,26 @@ static int same_dirs(const struct headers_set *a, const struct headers_set *b)
 	return a->dirs.n && argv_equal(&a->dirs, &b->dirs);
 }
 
+/* The roots headers_find looks in when `roots` is empty. */
+static void default_roots(struct argv *where, int major, int minor)
+{
+	const char *vars[] = { "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX" };
+	for (size_t i = 0; i < 3; i++) {
+		const char *v = getenv(vars[i]);
+		if (v && *v)
+			argv_push(where, v);
+	}
+	const char *pp = getenv("PYTHONPATH");
+	if (pp && *pp) {
+		char *copy = xstrdup(pp), *save = NULL;
+		for (char *r = strtok_r(copy, ":", &save); r; r = strtok_r(NULL, ":", &save))
+			argv_push(where, r);
+		free(copy);
+	}
+	argv_pushf(where, "/usr/local/cuda-%d.%d", major, minor);
+	argv_push(where, "/usr/local/cuda");
+}
+
 void headers_find(struct headers *h, const char *nvrtc_path, int major, int minor, const char *roots)
 {
 	memset(h, 0, sizeof(*h));
@@ -305,21 +325,7 @@ void headers_find(struct headers *h, const char *nvrtc_path, int major, int mino
 			argv_push(&where, r);
 		free(copy);
 	} else {
-		const char *vars[] = { "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX" };
-		for (size_t i = 0; i < 3; i++) {
-			const char *v = getenv(vars[i]);
-			if (v && *v)
-				argv_push(&where, v);
-		}
-		const char *pp = getenv("PYTHONPATH");
-		if (pp && *pp) {
-			char *copy = xstrdup(pp), *save = NULL;
-			for (char *r = strtok_r(copy, ":", &save); r; r = strtok_r(NULL, ":", &save))
-				argv_push(&where, r);
-			free(copy);
-		}
-		argv_pushf(&where, "/usr/local/cuda-%d.%d", major, minor);
-		argv_push(&where, "/usr/local/cuda");
+		default_roots(&where, major, minor);
 	}
 	struct headers_set cand[32];
 	size_t n = 0;
@@ -341,6 +347,87 @@ void headers_find(struct headers *h, const char *nvrtc_path, int major, int mino
 		else
 			set_release(&cand[i]);
 	}
+}
+
+/* `dir`/`name` when it is a file (xmalloc'ed), else NULL. */
+static char *file_in(const char *dir, const char *name)
+{
+	char *p = concat(dir, "/", name, NULL);
+	struct stat st;
+	if (!stat(p, &st) && S_ISREG(st.st_mode))
+		return p;
+	free(p);
+	return NULL;
+}
+
+char *headers_find_builtins(const char *nvrtc_path, int major, int minor, const char *roots)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "libnvrtc-builtins.so.%d.%d", major, minor);
+	char real[PATH_MAX];
+	const char *paths[2] = { nvrtc_path, nvrtc_path && realpath(nvrtc_path, real) ? real : NULL };
+	for (size_t i = 0; i < 2; i++) {
+		const char *slash = paths[i] ? strrchr(paths[i], '/') : NULL;
+		if (!slash)
+			continue;
+		char *dir = xstrndup(paths[i], (size_t)(slash - paths[i]));
+		char *f = file_in(dir, name);
+		free(dir);
+		if (f)
+			return f;
+	}
+	struct argv where = ARGV_INIT;
+	if (roots && *roots) {
+		char *copy = xstrdup(roots), *save = NULL;
+		for (char *r = strtok_r(copy, ":", &save); r; r = strtok_r(NULL, ":", &save))
+			argv_push(&where, r);
+		free(copy);
+	} else {
+		default_roots(&where, major, minor);
+	}
+	/* the package index's wheels in a Python prefix on PATH (a virtual environment) or ~/.local */
+	struct argv sites = ARGV_INIT;
+	const char *path = getenv("PATH"), *home = getenv("HOME");
+	for (const char *p = path; p && *p;) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		if (n > 4 && n < 1024 && !memcmp(p + n - 4, "/bin", 4))
+			argv_pushf(&sites, "%.*s/lib/python3*/site-packages", (int)(n - 4), p);
+		p = c ? c + 1 : NULL;
+	}
+	if (home && *home)
+		argv_pushf(&sites, "%s/.local/lib/python3*/site-packages", home);
+	for (size_t i = 0; i < sites.n; i++) {
+		glob_t g;
+		if (glob(sites.v[i], 0, NULL, &g))
+			continue;
+		for (size_t k = 0; k < g.gl_pathc; k++)
+			argv_push(&where, g.gl_pathv[k]);
+		globfree(&g);
+	}
+	argv_release(&sites);
+	char *found = NULL;
+	for (size_t i = 0; i < where.n && !found; i++) {
+		char *libs[4] = { concat(where.v[i], "/lib64", NULL), concat(where.v[i], "/lib", NULL),
+				  xasprintf("%s/nvidia/cu%d/lib", where.v[i], major),
+				  concat(where.v[i], "/nvidia/cuda_nvrtc/lib", NULL) };
+		for (size_t k = 0; k < 4; k++) {
+			if (!found)
+				found = file_in(libs[k], name);
+			free(libs[k]);
+		}
+	}
+	argv_release(&where);
+	return found;
+}
+
+char *headers_builtins_hint(int major, int minor)
+{
+	if (major >= 13)
+		return xasprintf("pip install 'nvidia-cuda-nvrtc==%d.%d.*' (conda: 'cuda-nvrtc=%d.%d')", major, minor,
+				 major, minor);
+	return xasprintf("pip install 'nvidia-cuda-nvrtc-cu%d==%d.%d.*' (conda: 'cuda-nvrtc=%d.%d')", major, major,
+			 minor, major, minor);
 }
 
 void headers_release(struct headers *h)

@@ -57,6 +57,18 @@ struct headers {
 				  * or not looked for because `own` is complete) */
 };
 
+/* NVRTC opens libnvrtc-builtins.so.MAJOR.MINOR of its own exact version by name; a libnvrtc copied
+ * or bundled without it, or a loader path that leads elsewhere, fails every compile with
+ * `failed to open libnvrtc-builtins.so.13.5`. The file of that name (xmalloc'ed, or NULL): beside
+ * NVRTC (its path, then its real path), else in each root's lib64/, lib/, nvidia/cuNN/lib/,
+ * nvidia/cuda_nvrtc/lib/ (roots: `roots` as headers_find takes them, else its defaults, then
+ * the site-packages of each Python prefix on PATH (PREFIX/bin on PATH) and of ~/.local). */
+char *headers_find_builtins(const char *nvrtc_path, int major, int minor, const char *roots);
+
+/* The package that holds NVRTC's builtins of that version, for a note (xmalloc'ed): "pip install
+ * 'nvidia-cuda-nvrtc==13.5.*' (conda: 'cuda-nvrtc=13.5')". */
+char *headers_builtins_hint(int major, int minor);
+
 /* The parts an NVRTC of that major version needs for a complete set. */
 unsigned headers_needed(int major);
 

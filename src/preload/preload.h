@@ -128,6 +128,7 @@ enum preload_kind { PRELOAD_NVRTC, PRELOAD_DRIVER, PRELOAD_NVJITLINK, PRELOAD_NK
 /* Result codes nvshim needs (the libraries' ABI, so that no toolkit header is needed). */
 #define PL_NVRTC_SUCCESS 0
 #define PL_NVRTC_ERROR_COMPILATION 6
+#define PL_NVRTC_ERROR_BUILTIN 7 /* NVRTC_ERROR_BUILTIN_OPERATION_FAILURE */
 #define PL_NVRTC_ERROR_INTERNAL 11
 #define PL_CUDA_SUCCESS 0
 #define PL_CUDA_ERROR_NOT_INITIALIZED 3

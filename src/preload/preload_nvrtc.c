@@ -1,6 +1,7 @@
 /* libnvshim-preload.so: the NVRTC functions and the nvrtc.* rules (preload.h). */
 #include "preload/preload.h"
 
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,6 +239,50 @@ static int compile_again(compile_fn compile, void *prog, const struct argv *next
 	return r;
 }
 
+/* NVRTC could not open its builtins library (NVRTC_ERROR_BUILTIN_OPERATION_FAILURE, its log
+ * `failed to open libnvrtc-builtins.so.13.5`): the file of that version, found on the machine
+ * (headers_find_builtins), loaded by its full path, and the program compiled again; NVRTC's own
+ * lookup by name then finds it loaded. None found: the note names the package. Returns NVRTC's
+ * result. */
+static int builtins_again(struct preload_lib *L, compile_fn compile, void *prog, int n, const char *const *opts,
+			  struct argv *notes, char **label)
+{
+	char *log = real_log(L, prog);
+	int found_msg = strstr(log, "failed to open libnvrtc-builtins") != NULL;
+	free(log);
+	if (!found_msg)
+		return PL_NVRTC_ERROR_BUILTIN;
+	char name[64];
+	snprintf(name, sizeof(name), "libnvrtc-builtins.so.%d.%d", L->major, L->minor);
+	const char *ldp = getenv("LD_LIBRARY_PATH");
+	char *why = xasprintf("NVRTC %d.%d (%s) opens %s by name, and the loader did not find it (LD_LIBRARY_PATH=%s)",
+			      L->major, L->minor, *L->path ? L->path : "its library", name, ldp && *ldp ? ldp : "unset");
+	char *file = headers_find_builtins(L->path, L->major, L->minor, preload_config()->nvrtc_header_roots);
+	if (!*label)
+		*label = label_of(prog);
+	int r = PL_NVRTC_ERROR_BUILTIN;
+	if (file) {
+		void *h = dlopen(file, RTLD_NOW | RTLD_GLOBAL);
+		if (h) {
+			r = compile(prog, n, opts);
+			note(notes, "nvrtc.builtins", "%s: %s: loaded %s by its full path and compiled again: %s", *label,
+			     why, file, r == PL_NVRTC_SUCCESS ? "that worked" : "that failed too");
+		} else {
+			const char *e = dlerror();
+			note(notes, "nvrtc.builtins", "%s: %s; %s could not be loaded either (%s)", *label, why, file,
+			     e ? e : "dlopen failed");
+		}
+	} else {
+		char *hint = headers_builtins_hint(L->major, L->minor);
+		note(notes, "nvrtc.builtins", "%s: %s, and there is no %s beside it or elsewhere on this machine: "
+		     "install it: %s", *label, why, name, hint);
+		free(hint);
+	}
+	free(file);
+	free(why);
+	return r;
+}
+
 /* ptxas's resource errors in a failed program's log (a compile to SASS: -arch=sm_NN), each
  * explained as nvcc mode explains them. */
 static void resource_notes(struct preload_lib *L, void *prog, int n, const char *const *options,
@@ -308,6 +353,8 @@ int preload_nvrtcCompileProgram(struct preload_lib *L, int fn, void *prog, int n
 	int cur_n = rewritten ? (int)use.n : n;
 	const char *const *cur = rewritten ? (const char *const *)use.v : options;
 	int r = compile(prog, cur_n, cur);
+	if (r == PL_NVRTC_ERROR_BUILTIN && c->nvrtc_builtins)
+		r = builtins_again(L, compile, prog, cur_n, cur, &notes, &label);
 	int first = r, retried = 0;
 	char *first_log = NULL;
 
