@@ -1,6 +1,7 @@
 #include "machine/locate.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,4 +303,28 @@ char *locate_shim_dir(const struct self *self)
 			return resolved;
 	}
 	return NULL;
+}
+
+void locate_python_sites(struct argv *out)
+{
+	struct argv patterns = ARGV_INIT;
+	const char *path = getenv("PATH"), *home = getenv("HOME");
+	for (const char *p = path; p && *p;) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		if (n > 4 && n < 1024 && !memcmp(p + n - 4, "/bin", 4))
+			argv_pushf(&patterns, "%.*s/lib/python3*/site-packages", (int)(n - 4), p);
+		p = c ? c + 1 : NULL;
+	}
+	if (home && *home)
+		argv_pushf(&patterns, "%s/.local/lib/python3*/site-packages", home);
+	for (size_t i = 0; i < patterns.n; i++) {
+		glob_t g;
+		if (glob(patterns.v[i], GLOB_ONLYDIR, NULL, &g))
+			continue;
+		for (size_t k = 0; k < g.gl_pathc; k++)
+			argv_push(out, g.gl_pathv[k]);
+		globfree(&g);
+	}
+	argv_release(&patterns);
 }

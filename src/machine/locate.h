@@ -70,4 +70,9 @@ char *locate_first_on_path(const struct self *self, config_getenv_fn env, const 
 /* The current depth from the environment (0 when unset or malformed). */
 int locate_depth(config_getenv_fn env);
 
+/* The site-packages directories where the package index's CUDA wheels may be: of each Python
+ * prefix on PATH (PREFIX/bin on PATH, a virtual environment: PREFIX/lib/python3.N/site-packages)
+ * and of ~/.local, those that exist, appended to *out in that order. Reads PATH and HOME. */
+void locate_python_sites(struct argv *out);
+
 #endif

@@ -10,6 +10,8 @@
 
 #include <libiberty.h>
 
+#include "machine/locate.h"
+
 unsigned headers_needed(int major)
 {
 	return HEADERS_RUNTIME | HEADERS_CCCL | (major >= 13 ? HEADERS_CRT : 0);
@@ -291,6 +293,19 @@ static void default_roots(struct argv *where, int major, int minor)
 	argv_push(where, "/usr/local/cuda");
 }
 
+/* The roots to look in: `roots` (':'-separated), else the defaults. */
+static void roots_of(struct argv *where, const char *roots, int major, int minor)
+{
+	if (!roots || !*roots) {
+		default_roots(where, major, minor);
+		return;
+	}
+	char *copy = xstrdup(roots), *save = NULL;
+	for (char *r = strtok_r(copy, ":", &save); r; r = strtok_r(NULL, ":", &save))
+		argv_push(where, r);
+	free(copy);
+}
+
 void headers_find(struct headers *h, const char *nvrtc_path, int major, int minor, const char *roots)
 {
 	memset(h, 0, sizeof(*h));
@@ -319,14 +334,7 @@ void headers_find(struct headers *h, const char *nvrtc_path, int major, int mino
 		return;
 
 	struct argv where = ARGV_INIT;
-	if (roots && *roots) {
-		char *copy = xstrdup(roots), *save = NULL;
-		for (char *r = strtok_r(copy, ":", &save); r; r = strtok_r(NULL, ":", &save))
-			argv_push(&where, r);
-		free(copy);
-	} else {
-		default_roots(&where, major, minor);
-	}
+	roots_of(&where, roots, major, minor);
 	struct headers_set cand[32];
 	size_t n = 0;
 	for (size_t i = 0; i < where.n && n < 32; i++)
@@ -377,35 +385,9 @@ char *headers_find_builtins(const char *nvrtc_path, int major, int minor, const 
 			return f;
 	}
 	struct argv where = ARGV_INIT;
-	if (roots && *roots) {
-		char *copy = xstrdup(roots), *save = NULL;
-		for (char *r = strtok_r(copy, ":", &save); r; r = strtok_r(NULL, ":", &save))
-			argv_push(&where, r);
-		free(copy);
-	} else {
-		default_roots(&where, major, minor);
-	}
+	roots_of(&where, roots, major, minor);
 	/* the package index's wheels in a Python prefix on PATH (a virtual environment) or ~/.local */
-	struct argv sites = ARGV_INIT;
-	const char *path = getenv("PATH"), *home = getenv("HOME");
-	for (const char *p = path; p && *p;) {
-		const char *c = strchr(p, ':');
-		size_t n = c ? (size_t)(c - p) : strlen(p);
-		if (n > 4 && n < 1024 && !memcmp(p + n - 4, "/bin", 4))
-			argv_pushf(&sites, "%.*s/lib/python3*/site-packages", (int)(n - 4), p);
-		p = c ? c + 1 : NULL;
-	}
-	if (home && *home)
-		argv_pushf(&sites, "%s/.local/lib/python3*/site-packages", home);
-	for (size_t i = 0; i < sites.n; i++) {
-		glob_t g;
-		if (glob(sites.v[i], 0, NULL, &g))
-			continue;
-		for (size_t k = 0; k < g.gl_pathc; k++)
-			argv_push(&where, g.gl_pathv[k]);
-		globfree(&g);
-	}
-	argv_release(&sites);
+	locate_python_sites(&where);
 	char *found = NULL;
 	for (size_t i = 0; i < where.n && !found; i++) {
 		char *libs[4] = { concat(where.v[i], "/lib64", NULL), concat(where.v[i], "/lib", NULL),

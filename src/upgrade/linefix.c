@@ -13,6 +13,7 @@
 
 #include "base/diag.h"
 #include "base/fault.h"
+#include "machine/locate.h"
 #include "machine/toolkit.h"
 
 void linefix_found_init(struct linefix_found *f)
@@ -149,11 +150,7 @@ static const char *const vector_types[] = { "double4", "long4", "ulong4", "longl
 /* `needle` in [line, end). */
 static const char *find(const char *line, const char *end, const char *needle)
 {
-	size_t n = strlen(needle);
-	for (const char *p = line; p + n <= end; p++)
-		if (!memcmp(p, needle, n))
-			return p;
-	return NULL;
+	return memmem(line, (size_t)(end - line), needle, strlen(needle));
 }
 
 /* The identifier at p (a quote of any kind skipped first), into buf. */
@@ -218,6 +215,14 @@ static unsigned isa_at(const char *p)
 	return (unsigned)(major * 10 + (unsigned long)(e[1] - '0'));
 }
 
+static void push_once(struct argv *a, const char *s)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (!strcmp(a->v[i], s))
+			return;
+	argv_push(a, s);
+}
+
 /* One error line: the need it shows (recorded in f), or 0. */
 static unsigned read_error(const char *line, const char *end, struct linefix_found *f)
 {
@@ -261,13 +266,8 @@ static unsigned read_error(const char *line, const char *end, struct linefix_fou
 		const char *h = linefix_thrust_header(name);
 		if (!h)
 			return 0;
-		int seen = 0;
-		for (size_t i = 0; i < f->names.n && !seen; i++)
-			seen = !strcmp(f->names.v[i], name);
-		if (!seen) {
-			argv_push(&f->names, name);
-			argv_push(&f->headers, h);
-		}
+		push_once(&f->names, name);
+		push_once(&f->headers, h);
 		return LINEFIX_INCLUDE;
 	}
 	return 0;
@@ -373,21 +373,11 @@ unsigned linefix_apply(const struct argv *line, const struct linefix_found *f, i
 	}
 	if (f->need & LINEFIX_INCLUDE) {
 		for (size_t i = f->headers.n; i-- > 0;) {
-			int dup = 0;
-			for (size_t k = 0; k < i && !dup; k++)
-				dup = !strcmp(f->headers.v[k], f->headers.v[i]);
-			if (dup)
-				continue;
 			argv_insert(out, 1, f->headers.v[i]);
 			argv_insert(out, 1, "-include");
 		}
-		for (size_t i = 0; i < f->headers.n; i++) {
-			int dup = 0;
-			for (size_t k = 0; k < i && !dup; k++)
-				dup = !strcmp(f->headers.v[k], f->headers.v[i]);
-			if (!dup)
-				argv_pushf(added, "-include %s", f->headers.v[i]);
-		}
+		for (size_t i = 0; i < f->headers.n; i++)
+			argv_pushf(added, "-include %s", f->headers.v[i]);
 		done |= LINEFIX_INCLUDE;
 	}
 	return done;
@@ -466,22 +456,14 @@ static int ptx_only(const struct argv *line)
  * ~/.local. */
 static char *newer_nvcc(unsigned isa, const char *current, char **version)
 {
-	struct argv patterns = ARGV_INIT;
+	struct argv patterns = ARGV_INIT, sites = ARGV_INIT;
 	argv_push(&patterns, "/usr/local/cuda-*/bin/nvcc");
-	const char *path = getenv("PATH");
-	const char *home = getenv("HOME");
-	static const char *const wheels[] = { "nvidia/cu1*/bin/nvcc", "nvidia/cuda_nvcc/bin/nvcc" };
-	for (size_t w = 0; w < 2; w++) {
-		if (home && *home)
-			argv_pushf(&patterns, "%s/.local/lib/python3*/site-packages/%s", home, wheels[w]);
-		for (const char *p = path; p && *p;) {
-			const char *c = strchr(p, ':');
-			size_t n = c ? (size_t)(c - p) : strlen(p);
-			if (n > 4 && !memcmp(p + n - 4, "/bin", 4) && n < 1024)
-				argv_pushf(&patterns, "%.*s/lib/python3*/site-packages/%s", (int)(n - 4), p, wheels[w]);
-			p = c ? c + 1 : NULL;
-		}
+	locate_python_sites(&sites);
+	for (size_t i = 0; i < sites.n; i++) {
+		argv_pushf(&patterns, "%s/nvidia/cu1*/bin/nvcc", sites.v[i]);
+		argv_pushf(&patterns, "%s/nvidia/cuda_nvcc/bin/nvcc", sites.v[i]);
 	}
+	argv_release(&sites);
 	char *cur = current ? realpath(current, NULL) : NULL;
 	char *best = NULL;
 	unsigned best_isa = 0;
@@ -555,14 +537,11 @@ static void note_fixed(const struct compat_context *ctx, struct plan *plan, unsi
 			char *n2 = xasprintf("%s%sthrust::%s", names ? names : "", names ? ", " : "", f->names.v[i]);
 			free(names);
 			names = n2;
-			int dup = 0;
-			for (size_t k = 0; k < i && !dup; k++)
-				dup = !strcmp(f->headers.v[k], f->headers.v[i]);
-			if (!dup) {
-				char *h2 = xasprintf("%s%s#include <%s>", heads ? heads : "", heads ? ", " : "", f->headers.v[i]);
-				free(heads);
-				heads = h2;
-			}
+		}
+		for (size_t i = 0; i < f->headers.n; i++) {
+			char *h2 = xasprintf("%s%s#include <%s>", heads ? heads : "", heads ? ", " : "", f->headers.v[i]);
+			free(heads);
+			heads = h2;
 		}
 		plan_note(plan, "compat.include", "%s: not declared by the Thrust headers %s includes (CCCL 3 no "
 			  "longer includes every header's dependencies); ran again with the public header%s "

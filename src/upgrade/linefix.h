@@ -52,7 +52,7 @@ struct linefix_found {
 	unsigned ptx_isa;     /* the PTX ISA the input has, major * 10 + minor (95) */
 	unsigned ptxas_isa;   /* the newest one the ptxas reads (90) */
 	struct argv names;    /* "distance": the Thrust names not declared, each once */
-	struct argv headers;  /* "thrust/distance.h": their public headers, in the same order */
+	struct argv headers;  /* "thrust/distance.h": their public headers, each once */
 };
 
 void linefix_found_init(struct linefix_found *f);
