@@ -20,4 +20,10 @@ struct strbuf {
 void strbuf_add(struct strbuf *b, const char *s, size_t n);
 void strbuf_addstr(struct strbuf *b, const char *s);
 
+/* A compiler's stderr without its colours: s with every ANSI control sequence (ESC [ params
+ * final byte: gcc's and clang's SGR colours, EL erase-line, under -fdiagnostics-color=always,
+ * GCC_COLORS, a terminal) taken out, xmalloc'ed; NULL when s has none (or is NULL), so the
+ * caller keeps s. What nvshim reads of a failure is read from this; what the user sees is s. */
+char *strbuf_uncolor(const char *s);
+
 #endif

@@ -47,6 +47,8 @@ int cmd_toolkit_view(int n, char **args); /* env.c */
 struct session;
 enum { ENV_SH, ENV_FISH, ENV_SET };
 int cmd_env_apply(struct session *s, int how);
+/* env.c: CC mode's directory, <prefix>/libexec/nvshim/cc (resolved, xmalloc'ed), or NULL. */
+char *cmd_env_cc_dir(const struct session *s);
 int cmd_version(int n, char **args);     /* version.c */
 int cmd_version_front(void);             /* version.c: `nvshim --version` */
 

@@ -1,5 +1,6 @@
 #include "commands/commands.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,7 +15,9 @@
 #include "base/diag.h"
 #include "machine/launcher.h"
 #include "machine/toolkit.h"
+#include "machine/locate.h"
 #include "machine/view.h"
+#include "modes/cc.h"
 #include "modes/session.h"
 
 #ifndef NVSHIM_VERSION
@@ -178,6 +181,52 @@ static void doctor_routes(const struct self *self, const char *cache_dir)
 		       "at nvshim (NVCC: unset it, or name nvshim's nvcc)\n", around);
 }
 
+/* The host compilers a build runs by name (cc, c++, gcc, g++, clang, clang++, and the versioned
+ * ones on PATH): which of them reach CC mode (host_compilers, `nvshim env`) and which go around. */
+static void doctor_host_compilers(const struct session *s)
+{
+	static const char *const plain[] = { "cc", "c++", "gcc", "g++", "clang", "clang++" };
+	struct argv names = ARGV_INIT, reached = ARGV_INIT, around = ARGV_INIT;
+	argv_pushv(&names, plain);
+	for (const char *p = getenv("PATH"); p && *p;) {
+		size_t len = strcspn(p, ":");
+		char *d = xstrndup(p, len);
+		DIR *dir = len ? opendir(d) : NULL;
+		for (struct dirent *e; dir && (e = readdir(dir));) {
+			int seen = 0;
+			for (size_t i = 0; i < names.n && !seen; i++)
+				seen = !strcmp(names.v[i], e->d_name);
+			if (!seen && cc_is_versioned(e->d_name))
+				argv_push(&names, e->d_name);
+		}
+		if (dir)
+			closedir(dir);
+		free(d);
+		p += len + (p[len] == ':');
+	}
+	for (size_t i = 0; i < names.n; i++) {
+		int is_self;
+		char *first = locate_first_on_path(&s->self, session_env, names.v[i], &is_self);
+		if (first)
+			argv_push(is_self ? &reached : &around, names.v[i]);
+		free(first);
+	}
+	char *a = argv_join(&reached, " "), *b = argv_join(&around, " ");
+	printf("host compilers: %s%s%s%s%s\n", reached.n ? "CC mode for " : "", a,
+	       reached.n && around.n ? "; " : "", around.n ? "around nvshim: " : "", b);
+	if (around.n && !strcmp(s->cfg.host_compilers, "off"))
+		printf("note: host_compilers = off: eval \"$(nvshim env)\" leaves the host compilers as "
+		       "they are\n");
+	else if (around.n)
+		printf("note: host sources a build compiles with %s get nothing CC mode fixes: eval "
+		       "\"$(nvshim env)\" puts CC mode in front of them (host_compilers)\n", b);
+	free(a);
+	free(b);
+	argv_release(&names);
+	argv_release(&reached);
+	argv_release(&around);
+}
+
 /* Whether libnvshim-preload.so is in effect in this environment (LD_PRELOAD). */
 static void doctor_preload(const struct self *self)
 {
@@ -275,6 +324,7 @@ int cmd_doctor(int n, char **args)
 	session_devices_release(&devs);
 	doctor_path(&s.self, nvcc);
 	doctor_routes(&s.self, s.cfg.cache_dir);
+	doctor_host_compilers(&s);
 	for (const char *const *v = (const char *const[]){ "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", NULL };
 	     *v; v++)
 		if (getenv(*v))

@@ -1,8 +1,12 @@
 #include "commands/commands.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <libiberty.h>
 
@@ -10,6 +14,7 @@
 #include "base/diag.h"
 #include "machine/locate.h"
 #include "machine/view.h"
+#include "modes/cc.h"
 #include "modes/session.h"
 
 /* A word for fish: single quotes, in which only \\ and \' are escapes. */
@@ -50,15 +55,21 @@ static void print_export(int fish, const char *name, const char *value)
 }
 
 /* The toolkit view of the real nvcc (view.h), or NULL after a warning (a verbose note when
- * `quiet`). */
-static char *env_view(struct session *s, const char *shim, int quiet)
+ * `quiet`). *root (may be NULL) gets the real toolkit's root as the real nvcc was named
+ * (<root>/bin/nvcc, not resolved: /usr/local/cuda stays so), or NULL. */
+static char *env_view(struct session *s, const char *shim, int quiet, char **root)
 {
 	char *nvcc, *how, *dir = NULL, *why = NULL;
+	if (root)
+		*root = NULL;
 	if (locate_nvcc(&s->cfg, session_env, &s->self, &nvcc, &how)) {
 		if (!quiet)
 			warning("no real nvcc: CUDA_HOME and CUDA_PATH are left as they are");
 		return NULL;
 	}
+	size_t n = strlen(nvcc);
+	if (root && n > 9 && !strcmp(nvcc + n - 9, "/bin/nvcc"))
+		*root = xstrndup(nvcc, n - 9);
 	if (view_get(s->cfg.cache_dir, nvcc, shim, &dir, &why)) {
 		if (quiet)
 			diag_note(VERBOSITY_VERBOSE, "no toolkit view of %s (%s): CUDA_HOME and CUDA_PATH "
@@ -84,17 +95,87 @@ static void env_put(int how, const char *name, const char *value)
 	}
 }
 
+/* 1 if the len bytes at p name one of the directories in skip. */
+static int env_is_one_of(const char *p, size_t len, const char *const *skip, size_t nskip)
+{
+	for (size_t i = 0; i < nskip; i++)
+		if (skip[i] && strlen(skip[i]) == len && !strncmp(p, skip[i], len))
+			return 1;
+	return 0;
+}
+
+/* The versioned host compilers on PATH (gcc-12, g++-12, clang-15, ...: cc_is_versioned) get
+ * their name in CC mode's directory, a hard link to nvshim (a symbolic one across file
+ * systems), where that directory can be written; a name already there is kept. Returns how
+ * many such compilers are on PATH without their name there (0 when all are reached). */
+static size_t env_versioned_compilers(struct session *s, const char *ccdir)
+{
+	size_t missing = 0;
+	if (!s->self.exe)
+		return 0;
+	for (const char *p = getenv("PATH"); p && *p;) {
+		size_t len = strcspn(p, ":");
+		char *d = xstrndup(p, len);
+		DIR *dir = len && strcmp(d, ccdir) ? opendir(d) : NULL;
+		for (struct dirent *e; dir && (e = readdir(dir));) {
+			if (!cc_is_versioned(e->d_name))
+				continue;
+			char *there = concat(ccdir, "/", e->d_name, NULL);
+			char *real = concat(d, "/", e->d_name, NULL);
+			int is_self;
+			struct stat sb;
+			/* a name made by an earlier nvshim (upgraded since: another file) is made again */
+			int here = !lstat(there, &sb);
+			/* only nvshim makes these names: a file that is not this nvshim is the hard
+			 * link of an earlier one (nvshim upgraded since) */
+			if (here && S_ISREG(sb.st_mode) && s->self.known &&
+			    (sb.st_dev != s->self.dev || sb.st_ino != s->self.ino))
+				here = unlink(there) != 0;
+			if (!here && locate_is_candidate(&s->self, real, &is_self) &&
+			    link(s->self.exe, there) && symlink(s->self.exe, there)) {
+				diag_note(VERBOSITY_VERBOSE, "%s is not reached: %s cannot be written (%s)",
+					  e->d_name, ccdir, strerror(errno));
+				missing++;
+			}
+			free(there);
+			free(real);
+		}
+		if (dir)
+			closedir(dir);
+		free(d);
+		p += len + (p[len] == ':');
+	}
+	return missing;
+}
+
+char *cmd_env_cc_dir(const struct session *s)
+{
+	char *dir = locate_shim_dir(&s->self);
+	char *cc = dir ? concat(dir, "/../cc", NULL) : NULL;
+	char *resolved = cc && !access(cc, X_OK) ? lrealpath(cc) : NULL;
+	free(dir);
+	free(cc);
+	return resolved;
+}
+
 int cmd_env_apply(struct session *s, int how)
 {
 	char *dir = locate_shim_dir(&s->self);
 	if (!dir)
 		return -1;
-	char *path = xstrdup(dir);
+	/* CC mode in front of the host compilers a build runs by name (host_compilers) */
+	char *ccdir = cmd_env_cc_dir(s);
+	int cc_on = ccdir && strcmp(s->cfg.host_compilers, "off");
+	if (cc_on)
+		env_versioned_compilers(s, ccdir);
+	/* off: taken out of PATH where an earlier `nvshim env` put it */
+	char *path = cc_on ? concat(dir, ":", ccdir, NULL) : xstrdup(dir);
+	const char *const skip[] = { dir, ccdir };
 	const char *p = getenv("PATH");
 	while (p) {
 		const char *colon = strchr(p, ':');
 		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		if (len != strlen(dir) || strncmp(p, dir, len)) {
+		if (!env_is_one_of(p, len, skip, 2)) {
 			char *next = xasprintf("%s:%.*s", path, (int)len, p);
 			free(path);
 			path = next;
@@ -103,7 +184,8 @@ int cmd_env_apply(struct session *s, int how)
 	}
 	char *nvcc = concat(dir, "/nvcc", NULL);
 	/* the view is found before PATH changes: the real nvcc as the caller's PATH has it */
-	char *view = env_view(s, nvcc, how == ENV_SET);
+	char *root = NULL;
+	char *view = env_view(s, nvcc, how == ENV_SET, &root);
 	env_put(how, "PATH", path);
 	env_put(how, "CUDACXX", nvcc);
 	env_put(how, "PYTORCH_NVCC", nvcc);
@@ -111,11 +193,17 @@ int cmd_env_apply(struct session *s, int how)
 	if (view) {
 		env_put(how, "CUDA_HOME", view);
 		env_put(how, "CUDA_PATH", view);
-		env_put(how, "CUDAToolkit_ROOT", view);
 	}
+	/* FindCUDAToolkit keeps its root's paths in CMakeCache.txt and in the targets it
+	 * imports (CUDA::cudart): the real toolkit, so that nothing a build writes names the
+	 * view; CMake's CUDA language reaches nvshim through CUDACXX */
+	if (view && root)
+		env_put(how, "CUDAToolkit_ROOT", root);
+	free(root);
 	free(view);
 	free(nvcc);
 	free(path);
+	free(ccdir);
 	free(dir);
 	return 0;
 }
@@ -130,7 +218,7 @@ int cmd_toolkit_view(int n, char **args)
 	session_init(&s, 0, NULL);
 	char *shim = locate_shim_dir(&s.self);
 	char *nvcc = shim ? concat(shim, "/nvcc", NULL) : NULL;
-	char *dir = nvcc ? env_view(&s, nvcc, 0) : NULL;
+	char *dir = nvcc ? env_view(&s, nvcc, 0, NULL) : NULL;
 	if (!shim)
 		error("no libexec/nvshim/bin/nvcc beside %s", s.self.exe ? s.self.exe : "nvshim");
 	if (dir)

@@ -148,6 +148,32 @@ int locate_depth(config_getenv_fn env)
 	return (*end || d < 0 || d > 1000) ? 0 : (int)d;
 }
 
+/* The first nvcc on PATH that is the file `real` under another name (a link to it or to a
+ * directory above it), not inside a view, xmalloc'ed; NULL when there is none. */
+static char *same_on_path(const struct self *self, const char *real)
+{
+	struct stat want, sb;
+	if (stat(real, &want))
+		return NULL;
+	for (const char *p = getenv("PATH"); p && *p;) {
+		size_t len = strcspn(p, ":");
+		char *cand = len ? xasprintf("%.*s/nvcc", (int)len, p) : NULL;
+		char *root = cand ? toolkit_root(cand) : NULL;
+		char *marker = root ? view_real_nvcc(root) : NULL;
+		int is_self;
+		if (cand && !marker && strcmp(cand, real) && !stat(cand, &sb) && sb.st_dev == want.st_dev &&
+		    sb.st_ino == want.st_ino && locate_is_candidate(self, cand, &is_self)) {
+			free(root);
+			return cand;
+		}
+		free(marker);
+		free(root);
+		free(cand);
+		p += len + (p[len] == ':');
+	}
+	return NULL;
+}
+
 /* When root is a toolkit view (view.h), made by this nvshim or another one (a build tree, another
  * prefix), the real nvcc it stands for: a view's bin/nvcc is never taken for the real one.
  * Returns 1 with *path and *how set (how: "`what` (nvshim's toolkit view of ...)"). */
@@ -162,6 +188,14 @@ static int try_view(const struct self *self, const char *root, const char *what,
 	free(link);
 	if (real && locate_is_candidate(self, real, &is_self)) {
 		char *real_root = toolkit_root(real);
+		/* run by the name the caller's PATH gives it (/usr/local/cuda/bin/nvcc rather than
+		 * /usr/local/cuda-13.0/bin/nvcc): nvcc records paths derived from its own location
+		 * in what it writes, so only that name gives plain nvcc's bytes */
+		char *named = same_on_path(self, real);
+		if (named) {
+			free(real);
+			real = named;
+		}
 		*path = real;
 		*how = concat(what, " (nvshim's toolkit view of ", real_root, ")", NULL);
 		free(real_root);
@@ -320,10 +354,15 @@ void locate_python_sites(struct argv *out)
 		argv_pushf(&patterns, "%s/.local/lib/python3*/site-packages", home);
 	for (size_t i = 0; i < patterns.n; i++) {
 		glob_t g;
-		if (glob(patterns.v[i], GLOB_ONLYDIR, NULL, &g))
+		/* GLOB_MARK (POSIX, unlike GLOB_ONLYDIR) marks directories */
+		if (glob(patterns.v[i], GLOB_MARK, NULL, &g))
 			continue;
-		for (size_t k = 0; k < g.gl_pathc; k++)
-			argv_push(out, g.gl_pathv[k]);
+		for (size_t k = 0; k < g.gl_pathc; k++) {
+			const char *d = g.gl_pathv[k];
+			size_t n = strlen(d);
+			if (n > 1 && d[n - 1] == '/')
+				argv_pushf(out, "%.*s", (int)(n - 1), d);
+		}
 		globfree(&g);
 	}
 	argv_release(&patterns);

@@ -11,7 +11,9 @@
 
 #include <libiberty.h>
 
+#include "base/argv.h"
 #include "base/cache.h"
+#include "base/strbuf.h"
 #include "base/fault.h"
 #include "buildwide/build.h"
 #include "machine/toolkit.h"
@@ -340,4 +342,93 @@ out:
 	free(top);
 	free(final);
 	return rc;
+}
+
+/* The real root a view stands for: its .nvshim-real-nvcc's target less /bin/nvcc
+ * (xmalloc'ed), or NULL when root is no view. */
+static char *view_real_root(const char *root)
+{
+	char *link = view_real_nvcc(root);
+	char buf[4096];
+	ssize_t n = link ? readlink(link, buf, sizeof(buf) - 1) : -1;
+	free(link);
+	if (n <= 9 || n >= (ssize_t)sizeof(buf) - 1)
+		return NULL;
+	buf[n] = '\0';
+	if (strcmp(buf + n - 9, "/bin/nvcc") || buf[0] != '/')
+		return NULL;
+	return xstrndup(buf, (size_t)n - 9);
+}
+
+/* One argument with every view under `prefix` (<cache_dir>/toolkit-view/) rewritten, or NULL
+ * when it names none. */
+static char *view_unmap_arg(const char *prefix, const char *arg, char **what)
+{
+	size_t plen = strlen(prefix);
+	const char *hit = strstr(arg, prefix);
+	if (!hit)
+		return NULL;
+	struct strbuf out = STRBUF_INIT;
+	const char *p = arg;
+	int changed = 0;
+	while (hit) {
+		/* <prefix><leaf>-<hash>/<leaf>, then the end or a '/' */
+		const char *a = hit + plen, *s1 = strchr(a, '/');
+		const char *b = s1 ? s1 + 1 : NULL;
+		size_t blen = b ? strcspn(b, "/:,= ") : 0;
+		const char *end = b ? b + blen : NULL;
+		char *root = NULL, *real = NULL;
+		if (b && blen && (*end == '\0' || *end == '/')) {
+			root = xstrndup(hit, (size_t)(end - hit));
+			real = view_real_root(root);
+		}
+		if (real) {
+			strbuf_add(&out, p, (size_t)(hit - p));
+			strbuf_addstr(&out, real);
+			if (what && !*what)
+				*what = concat(root, " -> ", real, NULL);
+			p = end;
+			changed = 1;
+		} else {
+			strbuf_add(&out, p, (size_t)(a - p));
+			p = a;
+		}
+		free(root);
+		free(real);
+		hit = strstr(p, prefix);
+	}
+	strbuf_addstr(&out, p);
+	if (!changed) {
+		free(out.s);
+		return NULL;
+	}
+	return out.s;
+}
+
+size_t view_unmap(const char *cache_dir, struct argv *line, char **what)
+{
+	if (!cache_dir || !*cache_dir)
+		return 0;
+	/* the cache as configured, and resolved (a view named through a link to it) */
+	char *resolved = lrealpath(cache_dir);
+	char *prefixes[2] = { concat(cache_dir, "/toolkit-view/", NULL),
+			      resolved && strcmp(resolved, cache_dir) ? concat(resolved, "/toolkit-view/", NULL)
+								      : NULL };
+	size_t changed = 0;
+	for (size_t i = 0; i < line->n; i++) {
+		int hit = 0;
+		for (int k = 0; k < 2; k++) {
+			char *now = prefixes[k] ? view_unmap_arg(prefixes[k], line->v[i], what) : NULL;
+			if (now) {
+				argv_replace(line, i, now);
+				free(now);
+				hit = 1;
+			}
+		}
+		changed += (size_t)hit;
+	}
+	free(prefixes[0]);
+	free(prefixes[1]);
+	free(resolved);
+	return changed;
 }

@@ -35,6 +35,8 @@
 #ifndef NVSHIM_VIEW_H
 #define NVSHIM_VIEW_H
 
+#include <stddef.h>
+
 /* The entry of a view that links to the real nvcc. */
 #define VIEW_REAL_NVCC ".nvshim-real-nvcc"
 
@@ -51,5 +53,20 @@ char *view_path(const char *cache_dir, const char *real_nvcc, const char *shim_n
 /* If root is a view: the path of the real nvcc it stands for (root/.nvshim-real-nvcc,
  * xmalloc'ed); NULL otherwise. Whether that is an executable file is for the caller to check. */
 char *view_real_nvcc(const char *root);
+
+/* A view's paths out of what a build writes. A build that takes its paths from CUDA_HOME or
+ * CUDA_PATH (the view: `nvshim env`) writes them into its outputs: -Xlinker -rpath=<view>/lib64
+ * into a RUNPATH, -I<view>/include into debug information and dependency files, -L<view>/lib64
+ * into the device code of a linked program. The view lives in nvshim's cache, which may be
+ * removed at any time. view_unmap() rewrites every path into a view under cache_dir (as given,
+ * and resolved) found in line's arguments, whole or inside one (-I<view>/include,
+ * -Wl,-rpath,<view>/lib64, <view>/lib64/libcudart.so, --library-path=<view>/lib64), to the
+ * real toolkit root that view stands for (the target of its .nvshim-real-nvcc, less
+ * /bin/nvcc), the directory its entries link to. Where the view held CUDA 12's names of what
+ * CUDA 13 moved, the moved-files retry (layout.h) finds them again on the real root. Returns
+ * how many arguments changed; *what (may be NULL) gets "<view> -> <root>" of the first
+ * (xmalloc'ed). Every element is read: pass the arguments, not a program's path. */
+struct argv;
+size_t view_unmap(const char *cache_dir, struct argv *line, char **what);
 
 #endif

@@ -73,6 +73,7 @@ struct config {
 	int link_lcuda;
 	char *host_cc;
 	char *host_cxx;
+	char *host_compilers;       /* auto or off (commands/env.c) */
 	/* Crashes, resource errors and toolkit gates. */
 	char *crash_dir;            /* "": <cache_dir>/crashes */
 	int crash_bundles;

@@ -8,6 +8,7 @@
 
 #include "base/diag.h"
 #include "base/runner.h"
+#include "machine/view.h"
 #include "upgrade/compat.h"
 #include "upgrade/compat_dryrun.h"
 #include "upgrade/layout.h"
@@ -20,25 +21,41 @@ int cc_is_name(const char *name)
 	for (size_t i = 0; i < sizeof(cc_names) / sizeof(cc_names[0]); i++)
 		if (!strcmp(name, cc_names[i]))
 			return 1;
+	return cc_is_versioned(name);
+}
+
+int cc_is_versioned(const char *name)
+{
+	static const char *const families[] = { "gcc-", "g++-", "clang-", "clang++-" };
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		size_t n = strlen(families[i]);
+		if (strncmp(name, families[i], n) || !name[n] || name[n] == '.')
+			continue;
+		const char *p = name + n;
+		while ((*p >= '0' && *p <= '9') || (*p == '.' && p[1] >= '0' && p[1] <= '9'))
+			p++;
+		if (!*p)
+			return 1;
+	}
 	return 0;
 }
 
+/* c++, g++, clang++ and their versioned names (g++-12) */
 static int cc_is_cxx(const char *name)
 {
-	size_t len = strlen(name);
-	return len >= 2 && !strcmp(name + len - 2, "++");
+	return strstr(name, "++") != NULL;
 }
 
-/* The C++ driver of a C driver's family: nvcc needs a C++ host compiler. */
-static const char *cc_counterpart(const char *name)
+/* The C++ driver of a C driver's family (xmalloc'ed): nvcc needs a C++ host compiler. */
+static char *cc_counterpart(const char *name)
 {
 	if (!strcmp(name, "cc"))
-		return "c++";
-	if (!strcmp(name, "gcc"))
-		return "g++";
-	if (!strcmp(name, "clang"))
-		return "clang++";
-	return name;
+		return xstrdup("c++");
+	if (!strncmp(name, "gcc", 3))
+		return concat("g++", name + 3, NULL);
+	if (!strncmp(name, "clang", 5) && strncmp(name, "clang++", 7))
+		return concat("clang++", name + 5, NULL);
+	return xstrdup(name);
 }
 
 /* The real compiler: the setting when it is set, else the first `name` on PATH that is not
@@ -96,9 +113,12 @@ int cc_plan(struct session *s, const char *name, struct cc_run *r)
 		return -1;
 	char *ccbin = NULL;
 	const char *how;
-	if (!getenv("NVCC_CCBIN"))
+	if (!getenv("NVCC_CCBIN")) {
+		char *cxx_name = cxx ? NULL : cc_counterpart(name);
 		ccbin = cxx ? xstrdup(r->real)
-			    : cc_locate_host(s, cc_counterpart(name), "host_cxx", s->cfg.host_cxx, 1, &how);
+			    : cc_locate_host(s, cxx_name, "host_cxx", s->cfg.host_cxx, 1, &how);
+		free(cxx_name);
+	}
 	struct argv notes = ARGV_INIT;
 	hostcc_translate(&r->hc, ccbin, &r->nvargs, &notes);
 	/* From here on as in nvcc mode: every pass (targets, link, modules). */
@@ -161,7 +181,15 @@ int cc_main(const char *name, int n, char **args)
 		return 1;
 	}
 	session_enter_child();
-	if (cc_plan(&s, name, &r)) {
+	/* paths into the toolkit view (CUDA_HOME) read as the real toolkit's (view.h) */
+	char *unmapped = NULL;
+	view_unmap(s.cfg.cache_dir, &s.args, &unmapped);
+	int planned = cc_plan(&s, name, &r);
+	if (planned)
+		free(unmapped);
+	else
+		nvcc_note_unmapped(&r.plan, unmapped);
+	if (planned) {
 		cc_run_release(&r);
 		session_release(&s);
 		return 1;

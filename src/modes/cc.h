@@ -25,8 +25,12 @@ struct cc_run {
 	struct link_result link;
 };
 
-/* 1 for the names CC mode answers to. */
+/* 1 for the names CC mode answers to: cc, c++, gcc, g++, clang, clang++ and the versioned
+ * ones (cc_is_versioned). */
 int cc_is_name(const char *name);
+
+/* 1 for gcc-N, g++-N, clang-N, clang++-N (N: digits, dot-separated: g++-12, gcc-9.5). */
+int cc_is_versioned(const char *name);
 
 /* Plans CC mode as `name` for the session's arguments. Returns 0, or -1 after an error (no real
  * compiler, no nvcc for CUDA inputs); r is to be released either way. */

@@ -12,8 +12,10 @@
 #include "base/diag.h"
 #include "base/fault.h"
 #include "machine/launcher.h"
+#include "machine/view.h"
 #include "buildwide/once.h"
 #include "base/runner.h"
+#include "base/strbuf.h"
 #include "buildwide/stats.h"
 #include "buildwide/memgate.h"
 #include "buildwide/slots.h"
@@ -520,9 +522,18 @@ void nvcc_say_note(const struct session *s, const char *note)
 
 /* Routine notes (CC mode's, the threads step's) are shown at verbosity verbose; every other
  * note is a rewrite. */
+void nvcc_note_unmapped(struct plan *plan, char *unmapped)
+{
+	if (unmapped)
+		plan_note(plan, "toolkit.view", "paths into the toolkit view go to the real toolkit (%s), "
+			  "so that nothing the build writes names nvshim's cache", unmapped);
+	free(unmapped);
+}
+
 void nvcc_print_notes(const struct session *s, const struct plan *plan)
 {
 	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]", "[threads.auto]", "[threads.serial]",
+					       "[toolkit.view]",
 					       "[threads.split]", "[modules.method]", "[modules.confirm]" };
 	for (size_t i = 0; i < plan->notes.n; i++) {
 		const char *note = plan->notes.v[i];
@@ -565,10 +576,19 @@ static void nvcc_after_run(const struct crash_context *ctx, struct plan *plan,
 	struct api_context ac = { ctx->cfg, ctx->nvcc, ctx->exe_dir, NULL, NULL };
 	struct compat_context cx = { &ac, ctx->env, 0 };
 	size_t notes_before = plan->notes.n;
+	/* read without colours (-Xcompiler -fdiagnostics-color=always); shown as it came */
+	char *plain = strbuf_uncolor(*held);
+	char **look = plain ? &plain : held;
 	/* a header or library CUDA 13 moved first (layout.h): the compiler stops there */
 	int restored = res->status != 0 && !crashed &&
-		       (layout_after_failure(&cx, plan, res, held) || linefix_after_failure(&cx, plan, res, held) ||
-			 compat_after_failure(&cx, plan, res, held));
+		       (layout_after_failure(&cx, plan, res, look) || linefix_after_failure(&cx, plan, res, look) ||
+			 compat_after_failure(&cx, plan, res, look));
+	if (plain && restored) {
+		free(*held);
+		*held = plain;
+	} else {
+		free(plain);
+	}
 	fputs(*held, stderr);
 	fflush(stderr);
 	compat_say_after(plan, notes_before);
@@ -607,9 +627,12 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 			nvcc_serial_again(plan, k, &res, &err);
 			stop = runner_signal() != 0;
 		}
-		char *sym = !stop && res.status && retry && retry->n
-				    ? link_undefined_driver_symbol(err ? err : "")
-				    : NULL;
+		char *sym = NULL;
+		if (!stop && res.status && retry && retry->n) {
+			char *plain = strbuf_uncolor(err);
+			sym = link_undefined_driver_symbol(plain ? plain : err ? err : "");
+			free(plain);
+		}
 		int retried = sym != NULL;
 		if (sym) {
 			char *added = argv_to_shell(retry);
@@ -627,18 +650,24 @@ static int run_plan(struct session *s, struct plan *plan, const struct argv *arg
 			 * compiled again with it (compat.h). */
 			struct compat_context cx = { api, session_env, 1 };
 			size_t notes_before = plan->notes.n;
+			/* read without colours (-fdiagnostics-color=always, Meson's default); the
+			 * user sees them as the compiler wrote them */
+			char *plain = strbuf_uncolor(err);
+			char **look = plain ? &plain : &err;
 			int restored = api && !stop && res.status && !res.signal &&
-				       (layout_after_failure(&cx, plan, &res, &err) ||
-					linefix_after_failure(&cx, plan, &res, &err) ||
-					compat_after_failure(&cx, plan, &res, &err));
+				       (layout_after_failure(&cx, plan, &res, look) ||
+					linefix_after_failure(&cx, plan, &res, look) ||
+					compat_after_failure(&cx, plan, &res, look));
 			/* C: a removed function is only an implicit declaration until the link */
-			if (api && !stop && !restored && !res.signal && err)
-				restored |= compat_after_implicit(&cx, plan, &res, &err);
-			runner_write_stderr(err);
+			if (api && !stop && !restored && !res.signal && *look)
+				restored |= compat_after_implicit(&cx, plan, &res, look);
+			/* restored: the retry's stderr (in the colours asked for) is the compile's */
+			runner_write_stderr(restored ? *look : err);
 			compat_say_after(plan, notes_before);
 			/* A host compiler's errors about removed or changed CUDA APIs (api.h). */
 			if (api && !retried && !stop && res.status && !res.signal && !restored)
-				api_explain(api, err, &plan->notes);
+				api_explain(api, *look, &plan->notes);
+			free(plain);
 		}
 		free(err);
 	} else {
@@ -838,12 +867,16 @@ int nvcc_main(int n, char **args)
 
 	/* Every nvcc nvshim starts from here on, for facts too, carries the loop guard. */
 	session_enter_child();
+	/* paths into the toolkit view (CUDA_HOME) read as the real toolkit's (view.h) */
+	char *unmapped = NULL;
+	view_unmap(s.cfg.cache_dir, &s.args, &unmapped);
 	struct invocation inv;
 	struct nvcc_passes ps;
 	nvcc_passes_init(&ps, &s, nvcc);
 	invocation_parse(&inv, s.args.v, s.args.n, session_env);
 	s.no_record = inv.info;
 	plan_init(&plan, nvcc, s.args.v, s.args.n);
+	nvcc_note_unmapped(&plan, unmapped);
 	struct link_result link;
 	link_result_init(&link);
 	nvcc_plan(&s, &inv, nvcc, &plan, &ps, &link, NULL, NULL);

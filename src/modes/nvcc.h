@@ -76,6 +76,10 @@ char *nvcc_memory_estimates(const struct session *s);
 unsigned nvcc_threads_step(const struct session *s, const struct invocation *inv, struct plan *plan,
 			   struct threads_hold *hold, int acquire, struct nvcc_passes *ps, const char *nvcc);
 
+/* The note (rule toolkit.view, a routine one) of what view_unmap() rewrote on the line; takes
+ * `unmapped` (NULL: nothing was, no note). */
+void nvcc_note_unmapped(struct plan *plan, char *unmapped);
+
 /* Says the plan's notes: routine notes (CC mode's, the threads step's) at verbosity verbose,
  * every other as a rewrite (nvcc_say_note()). */
 void nvcc_print_notes(const struct session *s, const struct plan *plan);

@@ -92,6 +92,24 @@ same "-v compile" -- -v -c kernel.cu -o kernel.o
 same "-dc relocatable compile" -- -dc kernel.cu -o kernel_dc.o
 same "-MD -MF dependency file with compile" -- -c -MD -MF kernel.d kernel.cu -o kernel.o
 same "link an executable" -- kernel.cu -o prog
+# After `nvshim env`: CUDA_HOME is the toolkit view, and the user's PATH names the toolkit by
+# its own link (/usr/local/cuda/bin): nvshim runs nvcc by that name, so the device code and
+# every path nvcc derives from its location are plain's; -rpath and -L into the view are the
+# real toolkit's in the program
+VIEW=$("$NVSHIM" toolkit-view 2>/dev/null)
+if [ -n "$VIEW" ]; then
+	VIEWPATH="PATH=$(dirname "$NVCC"):$PATH"
+	same "through the toolkit view: a compile" --env "CUDA_HOME=$VIEW" --env "$VIEWPATH" -- -c kernel.cu -o view.o
+	same "through the toolkit view: a link" --env "CUDA_HOME=$VIEW" --env "$VIEWPATH" -- kernel.cu -o viewprog
+	ENVS=("CUDA_HOME=$VIEW" "$VIEWPATH")
+	( cd "$FIXTURES" && env "${ENVS[@]}" "$SHIM_NVCC" kernel.cu -o "$WORK/viewrpath" -L"$VIEW/lib64" \
+		-Xlinker -rpath="$VIEW/lib64" -Xcompiler -g -I"$VIEW/include" ) >"$WORK/viewrpath.log" 2>&1
+	check "through the toolkit view: -rpath, -L and -I into the view name the real toolkit in the program" \
+		test -s "$WORK/viewrpath" -a -n "$(readelf -d "$WORK/viewrpath" | grep -F "$(cd "$(dirname "$NVCC")/.." && pwd -P)/lib64")" \
+		-a -z "$(strings -a "$WORK/viewrpath" | grep -F "$VIEW")" -a -z "$(strings -a "$WORK/viewrpath" | grep toolkit-view)"
+else
+	not_ok "the toolkit view" "nvshim toolkit-view made none"
+fi
 same "-ptx" -- -ptx kernel.cu -o kernel.ptx
 same "-cubin for sm_80" -- -cubin -arch=sm_80 kernel.cu -o kernel.cubin
 same "-fatbin" -- -fatbin kernel.cu -o kernel.fatbin

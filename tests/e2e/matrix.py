@@ -520,8 +520,13 @@ def list_files(d):
 def compare(env, c, work):
     d_shim = os.path.join(work, "shim")
     d_plain = os.path.join(work, "plain")
-    st_s, err_s, made_s = env.run_side(c, "shim", d_shim)
-    st_p, err_p, made_p = env.run_side(c, "plain", d_plain)
+    # both sides build in one directory, one after the other: nvcc derives relocatable code's
+    # module ids from the source's absolute path
+    d_run = os.path.join(work, "run")
+    st_s, err_s, made_s = env.run_side(c, "shim", d_run)
+    os.rename(d_run, d_shim)
+    st_p, err_p, made_p = env.run_side(c, "plain", d_run)
+    os.rename(d_run, d_plain)
     why = []
     if st_s != st_p:
         why.append("status: nvshim %d, plain nvcc %d" % (st_s, st_p))
@@ -532,10 +537,55 @@ def compare(env, c, work):
     for rel in sorted(set(sig_s) & set(sig_p)):
         if sig_s[rel] != sig_p[rel]:
             why.append("%s: nvshim %s; plain nvcc %s" % (rel, sig_s[rel], sig_p[rel]))
+    # nothing to fix (the same line on both sides, no layer acting): the device code is plain's,
+    # byte for byte, section by section
+    if c["layer"] == "none" and commands(c, "shim") == commands(c, "plain"):
+        for rel in sorted(set(made_s) & set(made_p)):
+            a, b = device_code(os.path.join(d_shim, rel)), device_code(os.path.join(d_plain, rel))
+            for sec in sorted(set(a) | set(b)):
+                if a.get(sec) != b.get(sec):
+                    why.append("%s: section %s differs from plain nvcc's (%s and %s bytes)" % (
+                        rel, sec, len(a.get(sec) or b""), len(b.get(sec) or b"")))
     if why:
         why.append("nvshim printed: " + " | ".join(err_s.strip().splitlines()[-6:]))
         why.append("plain nvcc printed: " + " | ".join(err_p.strip().splitlines()[-4:]))
     return why
+
+
+# ELF sections that hold device code or name it; the rest of an object (symbol names with nvcc's
+# random temporary names) differs between two plain runs too
+DEVICE_SECTIONS = (".nv_fatbin", "__nv_module_id", ".nv_module_id", ".nvFatBinSegment", "__nv_relfatbin")
+
+
+def device_code(path):
+    """{section: bytes} of the device code in an object, library member, program or shared
+    library; {"file": bytes} for a .fatbin, .cubin or .ptx; {} for anything else."""
+    base = os.path.basename(path)
+    if base.endswith((".fatbin", ".cubin", ".ptx")):
+        with open(path, "rb") as f:
+            return {"file": f.read()}
+    if not base.endswith((".o", ".a", ".so")) and base not in ("app", "a.out"):
+        return {}
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        members = [path]
+        if base.endswith(".a"):
+            subprocess.run(["ar", "x", os.path.abspath(path)], cwd=tmp, capture_output=True)
+            members = sorted(os.path.join(tmp, m) for m in os.listdir(tmp))
+        # a library's members are named after nvcc's random temporary files
+        # (tmpxft_00003cc6_00000000-13_main.o): named here by what follows the random part
+        for m in members:
+            for sec in DEVICE_SECTIONS:
+                dst = os.path.join(tmp, "section.bin")
+                r = subprocess.run(["objcopy", "-O", "binary", "--only-section=" + sec, m, dst],
+                                   capture_output=True)
+                if r.returncode == 0 and os.path.exists(dst) and os.path.getsize(dst):
+                    with open(dst, "rb") as f:
+                        member = re.sub(r"^tmpxft_[0-9a-f]+_[0-9a-f]+-\d+_", "", os.path.basename(m))
+                        out["%s%s" % (member + ":" if m != path else "", sec)] = f.read()
+                if os.path.exists(dst):
+                    os.unlink(dst)
+    return out
 
 
 def main():

@@ -93,3 +93,23 @@ Test(argv, shell_quoting_round_trips_through_sh)
 	free(line);
 	argv_release(&a);
 }
+
+#include "base/strbuf.h"
+
+Test(strbuf, uncolor_takes_out_gcc_and_clang_control_sequences_only)
+{
+	cr_assert_null(strbuf_uncolor("x.cpp:3:10: error: plain\n"));
+	cr_assert_null(strbuf_uncolor(NULL));
+	/* gcc 12 -fdiagnostics-color=always, as it writes an error line */
+	char *u = strbuf_uncolor("\033[01m\033[Kx.cpp:3:10:\033[m\033[K \033[01;31m\033[Kerror: \033[m\033[K"
+				 "'\033[01m\033[KclockRate\033[m\033[K' was not declared\n");
+	cr_assert_str_eq(u, "x.cpp:3:10: error: 'clockRate' was not declared\n");
+	free(u);
+	/* an OSC 8 link (-fdiagnostics-urls=always), and a lone ESC kept */
+	u = strbuf_uncolor("see \033]8;;https://gcc.gnu.org/x\a[-Wfoo]\033]8;;\a\n\033x");
+	cr_assert_str_eq(u, "see [-Wfoo]\n\033x");
+	free(u);
+	u = strbuf_uncolor("\033[m");
+	cr_assert_str_eq(u, "");
+	free(u);
+}
