@@ -11,6 +11,7 @@
 #include <libiberty.h>
 
 #include "base/argv.h"
+#include "base/cache.h"
 #include "base/diag.h"
 #include "machine/locate.h"
 #include "machine/view.h"
@@ -55,21 +56,15 @@ static void print_export(int fish, const char *name, const char *value)
 }
 
 /* The toolkit view of the real nvcc (view.h), or NULL after a warning (a verbose note when
- * `quiet`). *root (may be NULL) gets the real toolkit's root as the real nvcc was named
- * (<root>/bin/nvcc, not resolved: /usr/local/cuda stays so), or NULL. */
-static char *env_view(struct session *s, const char *shim, int quiet, char **root)
+ * `quiet`). */
+static char *env_view(struct session *s, const char *shim, int quiet)
 {
 	char *nvcc, *how, *dir = NULL, *why = NULL;
-	if (root)
-		*root = NULL;
 	if (locate_nvcc(&s->cfg, session_env, &s->self, &nvcc, &how)) {
 		if (!quiet)
 			warning("no real nvcc: CUDA_HOME and CUDA_PATH are left as they are");
 		return NULL;
 	}
-	size_t n = strlen(nvcc);
-	if (root && n > 9 && !strcmp(nvcc + n - 9, "/bin/nvcc"))
-		*root = xstrndup(nvcc, n - 9);
 	if (view_get(s->cfg.cache_dir, nvcc, shim, &dir, &why)) {
 		if (quiet)
 			diag_note(VERBOSITY_VERBOSE, "no toolkit view of %s (%s): CUDA_HOME and CUDA_PATH "
@@ -82,6 +77,17 @@ static char *env_view(struct session *s, const char *shim, int quiet, char **roo
 	free(nvcc);
 	free(how);
 	return dir;
+}
+
+/* A variable taken away: printed for a shell, or unset in nvshim's own environment. */
+static void env_unset(int how, const char *name)
+{
+	if (how == ENV_SET)
+		unsetenv(name);
+	else if (how == ENV_FISH)
+		printf("set -e %s;\n", name);
+	else
+		printf("unset %s\n", name);
 }
 
 /* One variable: printed for a shell, or set in nvshim's own environment (ENV_SET). */
@@ -104,40 +110,38 @@ static int env_is_one_of(const char *p, size_t len, const char *const *skip, siz
 	return 0;
 }
 
-/* The versioned host compilers on PATH (gcc-12, g++-12, clang-15, ...: cc_is_versioned) get
- * their name in CC mode's directory, a hard link to nvshim (a symbolic one across file
- * systems), where that directory can be written; a name already there is kept. Returns how
- * many such compilers are on PATH without their name there (0 when all are reached). */
-static size_t env_versioned_compilers(struct session *s, const char *ccdir)
+/* Where the versioned host compilers' names live: $XDG_DATA_HOME/nvshim/cc, else
+ * ~/.local/share/nvshim/cc (xmalloc'ed), or NULL. Not the install (a package manager would
+ * find files it does not own there) and not the cache (a compiler CMake found there would be
+ * kept in CMakeCache.txt and go away with it). */
+static char *env_versioned_dir(void)
 {
-	size_t missing = 0;
+	const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+	if (xdg && *xdg == '/')
+		return concat(xdg, "/nvshim/cc", NULL);
+	return home && *home ? concat(home, "/.local/share/nvshim/cc", NULL) : NULL;
+}
+
+/* The versioned host compilers on PATH (gcc-12, g++-12, clang-15, ...: cc_is_versioned) get
+ * their name in vdir, a symbolic link to nvshim (never a hard link: it would keep an upgraded
+ * nvshim's old file alive); a link that leads elsewhere is made again, and one whose compiler
+ * is no longer on PATH is taken away. Returns how many names vdir has. */
+static size_t env_versioned_compilers(struct session *s, const char *vdir, const char *const *ours,
+				      size_t nours)
+{
+	size_t have = 0;
+	struct argv found = ARGV_INIT;
 	if (!s->self.exe)
 		return 0;
 	for (const char *p = getenv("PATH"); p && *p;) {
 		size_t len = strcspn(p, ":");
 		char *d = xstrndup(p, len);
-		DIR *dir = len && strcmp(d, ccdir) ? opendir(d) : NULL;
+		DIR *dir = len && !env_is_one_of(p, len, ours, nours) && strcmp(d, vdir) ? opendir(d) : NULL;
 		for (struct dirent *e; dir && (e = readdir(dir));) {
-			if (!cc_is_versioned(e->d_name))
-				continue;
-			char *there = concat(ccdir, "/", e->d_name, NULL);
-			char *real = concat(d, "/", e->d_name, NULL);
 			int is_self;
-			struct stat sb;
-			/* a name made by an earlier nvshim (upgraded since: another file) is made again */
-			int here = !lstat(there, &sb);
-			/* only nvshim makes these names: a file that is not this nvshim is the hard
-			 * link of an earlier one (nvshim upgraded since) */
-			if (here && S_ISREG(sb.st_mode) && s->self.known &&
-			    (sb.st_dev != s->self.dev || sb.st_ino != s->self.ino))
-				here = unlink(there) != 0;
-			if (!here && locate_is_candidate(&s->self, real, &is_self) &&
-			    link(s->self.exe, there) && symlink(s->self.exe, there)) {
-				diag_note(VERBOSITY_VERBOSE, "%s is not reached: %s cannot be written (%s)",
-					  e->d_name, ccdir, strerror(errno));
-				missing++;
-			}
-			free(there);
+			char *real = concat(d, "/", e->d_name, NULL);
+			if (cc_is_versioned(e->d_name) && locate_is_candidate(&s->self, real, &is_self))
+				argv_push(&found, e->d_name);
 			free(real);
 		}
 		if (dir)
@@ -145,7 +149,39 @@ static size_t env_versioned_compilers(struct session *s, const char *ccdir)
 		free(d);
 		p += len + (p[len] == ':');
 	}
-	return missing;
+	if (found.n && cache_mkdirs(vdir))
+		diag_note(VERBOSITY_VERBOSE, "the versioned host compilers are not reached: cannot make %s (%s)",
+			  vdir, strerror(errno));
+	for (size_t i = 0; i < found.n; i++) {
+		char *there = concat(vdir, "/", found.v[i], NULL);
+		char buf[4096];
+		ssize_t n = readlink(there, buf, sizeof(buf) - 1);
+		if (n < 0 || (size_t)n != strlen(s->self.exe) || memcmp(buf, s->self.exe, (size_t)n)) {
+			unlink(there);
+			if (symlink(s->self.exe, there))
+				diag_note(VERBOSITY_VERBOSE, "%s is not reached: cannot make %s (%s)", found.v[i],
+					  there, strerror(errno));
+		}
+		free(there);
+	}
+	/* names whose compiler left PATH */
+	DIR *dir = opendir(vdir);
+	for (struct dirent *e; dir && (e = readdir(dir));) {
+		int kept = 0;
+		for (size_t i = 0; i < found.n && !kept; i++)
+			kept = !strcmp(found.v[i], e->d_name);
+		if (kept)
+			have++;
+		else if (cc_is_versioned(e->d_name)) {
+			char *gone = concat(vdir, "/", e->d_name, NULL);
+			unlink(gone);
+			free(gone);
+		}
+	}
+	if (dir)
+		closedir(dir);
+	argv_release(&found);
+	return have;
 }
 
 char *cmd_env_cc_dir(const struct session *s)
@@ -164,18 +200,18 @@ int cmd_env_apply(struct session *s, int how)
 	if (!dir)
 		return -1;
 	/* CC mode in front of the host compilers a build runs by name (host_compilers) */
-	char *ccdir = cmd_env_cc_dir(s);
+	char *ccdir = cmd_env_cc_dir(s), *vdir = env_versioned_dir();
 	int cc_on = ccdir && strcmp(s->cfg.host_compilers, "off");
-	if (cc_on)
-		env_versioned_compilers(s, ccdir);
+	const char *const skip[] = { dir, ccdir, vdir };
+	int versioned = cc_on && vdir && env_versioned_compilers(s, vdir, skip, 2) > 0;
 	/* off: taken out of PATH where an earlier `nvshim env` put it */
-	char *path = cc_on ? concat(dir, ":", ccdir, NULL) : xstrdup(dir);
-	const char *const skip[] = { dir, ccdir };
+	char *path = !cc_on ? xstrdup(dir)
+		     : versioned ? concat(dir, ":", ccdir, ":", vdir, NULL) : concat(dir, ":", ccdir, NULL);
 	const char *p = getenv("PATH");
 	while (p) {
 		const char *colon = strchr(p, ':');
 		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		if (!env_is_one_of(p, len, skip, 2)) {
+		if (!env_is_one_of(p, len, skip, 3)) {
 			char *next = xasprintf("%s:%.*s", path, (int)len, p);
 			free(path);
 			path = next;
@@ -184,8 +220,7 @@ int cmd_env_apply(struct session *s, int how)
 	}
 	char *nvcc = concat(dir, "/nvcc", NULL);
 	/* the view is found before PATH changes: the real nvcc as the caller's PATH has it */
-	char *root = NULL;
-	char *view = env_view(s, nvcc, how == ENV_SET, &root);
+	char *view = env_view(s, nvcc, how == ENV_SET);
 	env_put(how, "PATH", path);
 	env_put(how, "CUDACXX", nvcc);
 	env_put(how, "PYTORCH_NVCC", nvcc);
@@ -194,16 +229,21 @@ int cmd_env_apply(struct session *s, int how)
 		env_put(how, "CUDA_HOME", view);
 		env_put(how, "CUDA_PATH", view);
 	}
-	/* FindCUDAToolkit keeps its root's paths in CMakeCache.txt and in the targets it
-	 * imports (CUDA::cudart): the real toolkit, so that nothing a build writes names the
-	 * view; CMake's CUDA language reaches nvshim through CUDACXX */
-	if (view && root)
-		env_put(how, "CUDAToolkit_ROOT", root);
-	free(root);
+	/* CUDAToolkit_ROOT is not set: FindCUDAToolkit searches it first for its libraries and
+	 * keeps what it finds in CMakeCache.txt and the targets it imports (CUDA::cudart), so a
+	 * view there is a path into nvshim's cache in the build. Without it, FindCUDAToolkit
+	 * takes nvshim's nvcc from PATH and the real toolkit from that nvcc's `-v` (TOP=). One an
+	 * earlier `nvshim env` set to a view is taken away. */
+	const char *ctr = getenv("CUDAToolkit_ROOT");
+	char *ctr_real = ctr && *ctr ? view_real_nvcc(ctr) : NULL;
+	if (ctr_real)
+		env_unset(how, "CUDAToolkit_ROOT");
+	free(ctr_real);
 	free(view);
 	free(nvcc);
 	free(path);
 	free(ccdir);
+	free(vdir);
 	free(dir);
 	return 0;
 }
@@ -218,7 +258,7 @@ int cmd_toolkit_view(int n, char **args)
 	session_init(&s, 0, NULL);
 	char *shim = locate_shim_dir(&s.self);
 	char *nvcc = shim ? concat(shim, "/nvcc", NULL) : NULL;
-	char *dir = nvcc ? env_view(&s, nvcc, 0, NULL) : NULL;
+	char *dir = nvcc ? env_view(&s, nvcc, 0) : NULL;
 	if (!shim)
 		error("no libexec/nvshim/bin/nvcc beside %s", s.self.exe ? s.self.exe : "nvshim");
 	if (dir)
@@ -230,10 +270,11 @@ int cmd_toolkit_view(int n, char **args)
 	return dir ? 0 : 1;
 }
 
-/* `eval "$(nvshim env)"`: nvshim's nvcc first on PATH (once); CUDACXX, PYTORCH_NVCC and
- * CUDA_NVCC_EXECUTABLE (FindCUDA) name it; CUDA_HOME, CUDA_PATH and CUDAToolkit_ROOT name the
- * toolkit view, whose bin/nvcc is nvshim. --shell=sh, bash or zsh (the default, one syntax) or
- * fish (`nvshim env --shell=fish | source`). */
+/* `eval "$(nvshim env)"`: nvshim's nvcc first on PATH, CC mode's host compilers after it
+ * (host_compilers; each once); CUDACXX, PYTORCH_NVCC and CUDA_NVCC_EXECUTABLE (FindCUDA) name
+ * nvshim's nvcc; CUDA_HOME and CUDA_PATH the toolkit view, whose bin/nvcc is nvshim;
+ * CUDAToolkit_ROOT is unset where it names a view (what CMake keeps in its cache). --shell=sh, bash or zsh
+ * (the default, one syntax) or fish (`nvshim env --shell=fish | source`). */
 int cmd_env(int n, char **args)
 {
 	struct session s;

@@ -42,9 +42,8 @@ static const struct {
 	  "renamed and upgraded, probes, cache hits, time added (--zero: start again)" },
 	{ "nvshim env [--shell=sh|bash|zsh|fish]",
 	  "shell lines that put nvshim in front of nvcc: eval \"$(nvshim env)\", or nvshim env "
-	  "--shell=fish | source (PATH, CUDACXX, "
-	  "PYTORCH_NVCC, CUDA_NVCC_EXECUTABLE; CUDA_HOME, CUDA_PATH and CUDAToolkit_ROOT name the "
-	  "toolkit view)" },
+	  "--shell=fish | source (PATH, with CC mode for the host compilers, CUDACXX, "
+	  "PYTORCH_NVCC, CUDA_NVCC_EXECUTABLE; CUDA_HOME and CUDA_PATH name the toolkit view)" },
 	{ "nvshim toolkit-view",
 	  "the toolkit view (made when absent): the real toolkit with nvshim as its bin/nvcc" },
 	{ "cc|c++|gcc|g++|clang|clang++ ARGS...",

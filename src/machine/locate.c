@@ -150,12 +150,12 @@ int locate_depth(config_getenv_fn env)
 
 /* The first nvcc on PATH that is the file `real` under another name (a link to it or to a
  * directory above it), not inside a view, xmalloc'ed; NULL when there is none. */
-static char *same_on_path(const struct self *self, const char *real)
+static char *same_on_path(const struct self *self, config_getenv_fn env, const char *real)
 {
 	struct stat want, sb;
 	if (stat(real, &want))
 		return NULL;
-	for (const char *p = getenv("PATH"); p && *p;) {
+	for (const char *p = env("PATH"); p && *p;) {
 		size_t len = strcspn(p, ":");
 		char *cand = len ? xasprintf("%.*s/nvcc", (int)len, p) : NULL;
 		char *root = cand ? toolkit_root(cand) : NULL;
@@ -177,8 +177,8 @@ static char *same_on_path(const struct self *self, const char *real)
 /* When root is a toolkit view (view.h), made by this nvshim or another one (a build tree, another
  * prefix), the real nvcc it stands for: a view's bin/nvcc is never taken for the real one.
  * Returns 1 with *path and *how set (how: "`what` (nvshim's toolkit view of ...)"). */
-static int try_view(const struct self *self, const char *root, const char *what, char **path,
-		    char **how)
+static int try_view(const struct self *self, config_getenv_fn env, const char *root, const char *what,
+		    char **path, char **how)
 {
 	char *link = view_real_nvcc(root);
 	int is_self;
@@ -191,7 +191,7 @@ static int try_view(const struct self *self, const char *root, const char *what,
 		/* run by the name the caller's PATH gives it (/usr/local/cuda/bin/nvcc rather than
 		 * /usr/local/cuda-13.0/bin/nvcc): nvcc records paths derived from its own location
 		 * in what it writes, so only that name gives plain nvcc's bytes */
-		char *named = same_on_path(self, real);
+		char *named = same_on_path(self, env, real);
 		if (named) {
 			free(real);
 			real = named;
@@ -214,7 +214,7 @@ static int try_dir_var(const struct self *self, config_getenv_fn env, const char
 	if (!dir || !*dir)
 		return 0;
 	char *view_what = concat("$", var, NULL);
-	int in_view = try_view(self, dir, view_what, path, how);
+	int in_view = try_view(self, env, dir, view_what, path, how);
 	free(view_what);
 	if (in_view)
 		return 1;
@@ -263,7 +263,7 @@ int locate_nvcc(const struct config *c, config_getenv_fn env, const struct self 
 		free(dir);
 		/* A view's bin/ on PATH: the real nvcc the view stands for. */
 		char *root = toolkit_root(cand);
-		int in_view = root && try_view(self, root, "PATH", path, how);
+		int in_view = root && try_view(self, env, root, "PATH", path, how);
 		free(root);
 		if (in_view) {
 			free(cand);

@@ -114,9 +114,10 @@ const struct config_item config_items[] = {
 	CHOICE(host_compilers, "auto|off",
 	       "What `nvshim env` and `nvshim run` put in front of the host compilers a build runs by "
 	       "name: auto: CC mode (<prefix>/libexec/nvshim/cc on PATH after nvshim's nvcc: cc, c++, "
-	       "gcc, g++, clang, clang++, and the versioned gcc-N, g++-N, clang-N, clang++-N found "
-	       "on PATH), so host sources compiled by a Makefile's, Meson's, CMake's or configure's "
-	       "own compiler get what CC mode fixes; off: only nvcc."),
+	       "gcc, g++, clang, clang++; the versioned gcc-N, g++-N, clang-N, clang++-N found on "
+	       "PATH as links in $XDG_DATA_HOME/nvshim/cc, after it), so host sources compiled by a "
+	       "Makefile's, Meson's, CMake's or configure's own compiler get what CC mode fixes; "
+	       "off: only nvcc."),
 	ITEM(crash_dir, CONF_PATH, 0, NULL,
 	     "Where a crash of nvcc or one of its stages leaves a reproducer bundle, one private "
 	     "folder per crash. Empty: <cache_dir>/crashes."),

@@ -27,10 +27,13 @@ check "env: exit 0" test $? -eq 0
 view=$("$NVSHIM" toolkit-view)
 check "toolkit-view prints a directory under the cache, named as the toolkit's root" \
 	test -d "$view" -a "$(dirname "$(dirname "$view")")" = "$VIEWS" -a "$(basename "$view")" = "$(basename "$ROOT")"
-check "env: CUDA_HOME, CUDA_PATH, CUDAToolkit_ROOT name the view; CUDA_NVCC_EXECUTABLE names nvshim" \
+check "env: CUDA_HOME, CUDA_PATH name the view; CUDA_NVCC_EXECUTABLE names nvshim; no CUDAToolkit_ROOT" \
 	contains "$out" "^CUDA_HOME=$view; export CUDA_HOME\$" "^CUDA_PATH=$view; export CUDA_PATH\$" \
-	"^CUDAToolkit_ROOT=$view; export CUDAToolkit_ROOT\$" \
 	"^CUDA_NVCC_EXECUTABLE=$LIBEXEC/nvcc; export CUDA_NVCC_EXECUTABLE\$"
+check "env: CUDAToolkit_ROOT is left unset (FindCUDAToolkit keeps it in CMakeCache.txt)" \
+	test -z "$(grep CUDAToolkit_ROOT <<<"$out")"
+check "env: a CUDAToolkit_ROOT an earlier env set to a view is unset" \
+	test "$(CUDAToolkit_ROOT=$view "$NVSHIM" env | grep CUDAToolkit_ROOT)" = "unset CUDAToolkit_ROOT"
 check "view: bin/nvcc is nvshim's nvcc" test "$view/bin/nvcc" -ef "$LIBEXEC/nvcc"
 same=1
 # include/ and lib64/ are directories of links where CUDA 13.0 moved files (view.h): their entries
@@ -61,18 +64,19 @@ check "env run again in the set-up shell: the same view, nvshim once on PATH" \
 	NVSHIM_LOG_FILE="$WORK/guard.log" "$CUDA_HOME/bin/nvcc" --version >"$WORK/v.view" 2>&1
 	echo $? >"$WORK/v.status"
 	"$CUDA_HOME/bin/nvcc" --dryrun -c k.cu -arch=sm_80 2>&1 | normalise >"$WORK/d.view"
-	"$REAL" --dryrun -c k.cu -arch=sm_80 2>&1 | normalise >"$WORK/d.real"
+	# the real nvcc by the name PATH gives it (/usr/local/cuda/bin/nvcc), as a user runs it
+	"$NVCC" --dryrun -c k.cu -arch=sm_80 2>&1 | normalise >"$WORK/d.real"
 	"$NVSHIM" doctor >"$WORK/doctor.view" 2>&1
 )
 "$REAL" --version >"$WORK/v.real" 2>&1
 check "loop guard: \$CUDA_HOME/bin/nvcc --version is the real nvcc's, status 0" \
 	test "$(cat "$WORK/v.view")" = "$(cat "$WORK/v.real")" -a "$(cat "$WORK/v.status")" = 0
-check "loop guard: the log names the real nvcc as the tool" grep -q "\"tool\":\"$REAL\"" "$WORK/guard.log"
+check "loop guard: the log names the real nvcc as the tool, by the name PATH gives it" grep -q "\"tool\":\"$NVCC\"" "$WORK/guard.log"
 check "through the view, nvcc --dryrun is the real nvcc's, byte for byte" cmp "$WORK/d.view" "$WORK/d.real"
 check "doctor: the real nvcc is found through the view" \
-	grep -q "^real nvcc : $REAL (found through \$CUDA_HOME (nvshim's toolkit view of $ROOT))" "$WORK/doctor.view"
+	grep -q "^real nvcc : $NVCC (found through \$CUDA_HOME (nvshim's toolkit view of $ROOT))" "$WORK/doctor.view"
 check "doctor after nvshim env: every route leads to nvshim" \
-	test "$(sed -n '/^routes to nvcc:/,/^[^ ]/p' "$WORK/doctor.view" | grep -c '^  [A-Za-z_]* *nvshim: ')" = 7 -a \
+	test "$(sed -n '/^routes to nvcc:/,/^[^ ]/p' "$WORK/doctor.view" | grep -c '^  [A-Za-z_]* *nvshim: ')" = 6 -a \
 	-z "$(grep 'around nvshim' "$WORK/doctor.view")"
 out2=$(CUDA_HOME=$ROOT CUDA_NVCC_EXECUTABLE=$REAL "$NVSHIM" doctor)
 check "doctor without it: CUDA_HOME and CUDA_NVCC_EXECUTABLE go around nvshim, said, exit 0" \
@@ -179,8 +183,9 @@ target_link_libraries(app CUDA::cudart)
 CM
 cmake_build toolkit "$WORK/toolkit" "$WORK/env.sh"
 check "FindCUDAToolkit after nvshim env: configure and build, exit 0" test $? -eq 0
-check "FindCUDAToolkit: CUDAToolkit_NVCC_EXECUTABLE is the view's nvcc" \
-	grep -q "^CUDAToolkit_NVCC_EXECUTABLE:FILEPATH=$view/bin/nvcc\$" "$WORK/b-toolkit/CMakeCache.txt"
+check "FindCUDAToolkit: CUDAToolkit_NVCC_EXECUTABLE is nvshim's nvcc (from PATH), the libraries the real toolkit's" \
+	sh -c "grep -q '^CUDAToolkit_NVCC_EXECUTABLE:FILEPATH=$LIBEXEC/nvcc\$' '$WORK/b-toolkit/CMakeCache.txt' &&
+		! grep '^CUDA_cudart_LIBRARY' '$WORK/b-toolkit/CMakeCache.txt' | grep -q toolkit-view"
 check "FindCUDAToolkit: the compile went through nvshim" logged "$WORK/toolkit.log" "any(x.endswith('/main.cu') for x in a)"
 check "FindCUDAToolkit: the program runs" sh -c "'$WORK/b-toolkit/app' | grep -q 'host part ran'"
 
