@@ -574,11 +574,12 @@ static void read_file(struct inspect *in, const char *path)
 		else
 			free(why);
 		settle_stubs(in, in->u);
-	} else if (k == ELF_KIND_OTHER && magic != 0xBA55ED50u) {
+	} else if (k == ELF_KIND_OTHER && magic != 0xBA55ED50u && !elf_is_ptx_text(m.data, m.size)) {
 		in->u = unit_new(in, path, "not ELF");
-		in->u->error = xstrdup("not an object, archive, shared library, program, fatbin, cubin or wheel");
+		in->u->error = xstrdup("not an object, archive, shared library, program, fatbin, cubin, PTX or wheel");
 	} else {
 		const char *kind = magic == 0xBA55ED50u		? "fatbin"
+				   : k == ELF_KIND_OTHER		? "PTX"
 				   : m.size > 19 && m.data[18] == 190	? "cubin" /* e_machine EM_CUDA */
 				   : k == ELF_KIND_OBJECT		? "object"
 				   : elf_is_program(m.data, m.size)	? "program"
@@ -778,8 +779,9 @@ static void print_table(FILE *out, const struct inspect *in, const struct device
 			continue;
 		}
 		char *targets = images_targets_text(&u->images);
-		fprintf(out, ", %u fatbin%s\n  images: %s\n", u->images.containers, u->images.containers == 1 ? "" : "s",
-			targets);
+		if (strcmp(u->kind, "PTX"))
+			fprintf(out, ", %u fatbin%s", u->images.containers, u->images.containers == 1 ? "" : "s");
+		fprintf(out, "\n  images: %s\n", targets);
 		free(targets);
 		if (u->compressed[1] || u->compressed[2])
 			fprintf(out, "  compressed: %u of %zu images (%u zstd, %u lz4)\n", u->compressed[1] + u->compressed[2],

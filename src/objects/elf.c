@@ -893,6 +893,89 @@ static int fatbin_images(const unsigned char *d, uint64_t size, cuda_image_fn fn
 	return 0;
 }
 
+/* PTX text (a .ptx file, NVRTC's output given to cuModuleLoadData): one PTX image with the ISA
+ * of its `.version` and the target of its `.target`, both before the first function; 1 when
+ * data are such text, 0 when not. Only the first 64 KiB are read for the two directives. */
+static int ptx_text_image(const unsigned char *p, size_t size, struct cuda_image *img)
+{
+	size_t n = size < 65536 ? size : 65536, i = 0;
+	int have_version = 0, have_target = 0;
+	memset(img, 0, sizeof(*img));
+	while (i < n && p[i]) {
+		/* one line: blanks, then a directive or a comment */
+		while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+			i++;
+		size_t end = i;
+		while (end < n && p[end] && p[end] != '\n')
+			end++;
+		const char *line = (const char *)p + i;
+		size_t len = end - i;
+		if (len >= 2 && line[0] == '/' && line[1] == '/') {
+			/* a comment */
+		} else if (len > 9 && !memcmp(line, ".version", 8) && (line[8] == ' ' || line[8] == '\t')) {
+			unsigned major = 0, minor = 0;
+			size_t k = 9;
+			while (k < len && (line[k] == ' ' || line[k] == '\t'))
+				k++;
+			int digits = 0;
+			while (k < len && line[k] >= '0' && line[k] <= '9' && major < 100) {
+				major = major * 10 + (unsigned)(line[k++] - '0');
+				digits++;
+			}
+			if (!digits || k >= len || line[k] != '.')
+				return 0;
+			k++;
+			digits = 0;
+			while (k < len && line[k] >= '0' && line[k] <= '9' && minor < 100) {
+				minor = minor * 10 + (unsigned)(line[k++] - '0');
+				digits++;
+			}
+			if (!digits)
+				return 0;
+			img->ptx_major = major;
+			img->ptx_minor = minor;
+			have_version = 1;
+		} else if (len > 10 && !memcmp(line, ".target", 7) && (line[7] == ' ' || line[7] == '\t')) {
+			size_t k = 8;
+			while (k < len && (line[k] == ' ' || line[k] == '\t'))
+				k++;
+			if (k + 3 >= len || memcmp(line + k, "sm_", 3))
+				return 0;
+			k += 3;
+			unsigned sm = 0;
+			while (k < len && line[k] >= '0' && line[k] <= '9' && sm < 10000)
+				sm = sm * 10 + (unsigned)(line[k++] - '0');
+			if (!sm)
+				return 0;
+			img->sm = sm;
+			if (k < len && (line[k] == 'a' || line[k] == 'f'))
+				img->variant = line[k];
+			have_target = 1;
+		} else if (len && line[0] == '.' && have_version) {
+			/* .address_size and the rest: the two come first */
+		} else {
+			break;
+		}
+		if (have_version && have_target)
+			break;
+		i = end;
+	}
+	if (!have_version || !have_target)
+		return 0;
+	img->kind = CUDA_IMAGE_PTX;
+	img->data = p;
+	img->size = size;
+	img->full_size = size;
+	return 1;
+}
+
+int elf_is_ptx_text(const void *data, size_t size)
+{
+	struct cuda_image img;
+	const unsigned char *p = data;
+	return size >= 4 && p[0] != 0x7f && ptx_text_image(p, size, &img);
+}
+
 int elf_cuda_images(const void *data, size_t size, cuda_image_fn fn, void *arg, unsigned *ncontainers,
 		    char **why)
 {
@@ -909,6 +992,12 @@ int elf_cuda_images(const void *data, size_t size, cuda_image_fn fn, void *arg, 
 		memcpy(&magic, p, 4);
 		if (magic == FATBIN_MAGIC) {
 			rc = fatbin_images(p, size, fn, arg, &n, &stop, why);
+			goto out;
+		}
+		struct cuda_image text;
+		if (p[0] != 0x7f && ptx_text_image(p, size, &text)) {
+			n = 1;
+			fn(&text, arg);
 			goto out;
 		}
 	}

@@ -116,12 +116,17 @@ struct cuda_image {
 
 /* Calls fn for every image of a file: the fatbin containers in the .nv_fatbin and
  * __nv_relfatbin sections of a host object, program or shared object, a fatbin itself (a
- * .fatbin file, or one in memory), or a cubin (one SASS image; its target from e_flags). fn
+ * .fatbin file, or one in memory), a cubin (one SASS image; its target from e_flags), or PTX
+ * text (a .ptx file, NVRTC's output: one PTX image, its ISA from `.version`, its target from
+ * `.target`, both before anything but comments and other directives). fn
  * returns non-zero to stop. *ncontainers (may be NULL) gets the number of fatbin containers
  * (1 for a cubin; 0 when the file has no CUDA code). Returns 0, or -1 with *why. */
 typedef int (*cuda_image_fn)(const struct cuda_image *img, void *arg);
 int elf_cuda_images(const void *data, size_t size, cuda_image_fn fn, void *arg, unsigned *ncontainers,
 		    char **why);
+
+/* 1 if data are PTX text (`.version` and `.target` first): one image for elf_cuda_images(). */
+int elf_is_ptx_text(const void *data, size_t size);
 
 /* The size of the fatbin container at data (its header and entries), or 0 when data do not start
  * with one; at most `size` bytes are read. For images in memory whose size nobody recorded. */

@@ -352,6 +352,9 @@ static size_t memory_image_size(const unsigned char *p)
 		if (shentsize == 64 && shnum && shoff < READ_LIMIT)
 			return (size_t)(shoff + (uint64_t)shnum * 64);
 	}
+	/* PTX text (NVRTC's output): the driver reads it up to its NUL */
+	if (p[0] == '/' || p[0] == '.' || p[0] == ' ' || p[0] == '\t' || p[0] == '\n' || p[0] == '\r')
+		return strnlen((const char *)p, READ_LIMIT);
 	return 0;
 }
 
