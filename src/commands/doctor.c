@@ -14,6 +14,7 @@
 #include "model/arch.h"
 #include "base/diag.h"
 #include "machine/launcher.h"
+#include "objects/images.h"
 #include "machine/toolkit.h"
 #include "machine/locate.h"
 #include "machine/view.h"
@@ -321,7 +322,22 @@ int cmd_doctor(int n, char **args)
 	for (size_t i = 0; i < d->n; i++)
 		printf(" sm_%u%s%s", d->v[i].cc, d->v[i].uuid[0] ? " " : "", d->v[i].uuid);
 	printf("%s (from %s)\n", d->n ? "" : " none", d->source);
+	if (!d->n && (!s.cfg.forward_ptx || strcmp(s.cfg.forward_ptx, "highest")))
+		printf("note: no GPU known and forward_ptx = off: a build of machine code only "
+		       "(code=sm_NN) gets no kernel image for GPUs of another major version "
+		       "[targets.sass_only]; NVSHIM_DEVICES names the build's GPUs, forward_ptx = highest "
+		       "adds PTX for newer ones\n");
 	session_devices_release(&devs);
+	{
+		unsigned drv = images_installed_driver_cuda(NULL);
+		if (s.cfg.driver_cuda && *s.cfg.driver_cuda)
+			printf("driver    : %s (driver_cuda)\n", s.cfg.driver_cuda);
+		else if (drv)
+			printf("driver    : CUDA %u.%u (/proc/driver/nvidia/version)\n", drv / 1000, drv % 1000 / 10);
+		else
+			printf("driver    : none known (PTX newer than the driver is not looked for; driver_cuda "
+			       "names the build's)\n");
+	}
 	doctor_path(&s.self, nvcc);
 	doctor_routes(&s.self, s.cfg.cache_dir);
 	doctor_host_compilers(&s);

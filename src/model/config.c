@@ -74,6 +74,12 @@ const struct config_item config_items[] = {
 	CHOICE(ensure_devices, "sass|ptx|off",
 	       "When no requested target can run on an installed GPU, add that GPU's target: as SASS, "
 	       "as PTX, or not at all (rule targets.ensure_devices)."),
+	ITEM(driver_cuda, CONF_STRING, 0, NULL,
+	     "The CUDA version of the GPU driver on the machines the build is for (13.0; empty: this "
+	     "machine's driver, read from /proc/driver/nvidia/version when nvshim knows its branch). "
+	     "A target list whose only code for a GPU (the detected ones, NVSHIM_DEVICES) is PTX "
+	     "newer than that driver compiles gets the GPU's machine code added, which such a driver "
+	     "loads (rule targets.driver); off: never."),
 	ITEM(fallback_archs, CONF_STRING, 0, NULL,
 	     "Targets to build when the GPUs are needed and there are none (a build machine): compute "
 	     "capabilities such as 80,90."),

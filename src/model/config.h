@@ -65,6 +65,7 @@ struct config {
 	int targets_arch_specific;
 	char *ensure_devices; /* sass, ptx or off */
 	char *fallback_archs; /* "80,90" */
+	char *driver_cuda;    /* "13.0", "off", or NULL/empty: this machine's (passes/targets.c) */
 	char *when_no_arch;   /* keep or devices */
 	char *targets_only;   /* "": off; "devices"; "80,90" */
 	char *forward_ptx;    /* off or highest */

@@ -533,7 +533,7 @@ void nvcc_note_unmapped(struct plan *plan, char *unmapped)
 void nvcc_print_notes(const struct session *s, const struct plan *plan)
 {
 	static const char *const routine[] = { "[cc.nvcc]", "[cc.translate]", "[threads.auto]", "[threads.serial]",
-					       "[toolkit.view]",
+					       "[toolkit.view]", "[targets.sass_only]",
 					       "[threads.split]", "[modules.method]", "[modules.confirm]" };
 	for (size_t i = 0; i < plan->notes.n; i++) {
 		const char *note = plan->notes.v[i];

@@ -210,6 +210,73 @@ static int only_gpus(const struct targets_context *ctx, const struct devices **d
 	return 0;
 }
 
+/* The CUDA version of the driver the build is for (13000 for 13.0): driver_cuda, else this
+ * machine's, 0 when unknown or off. *from says where it came from. A driver branch newer than
+ * images.c's table is unknown (its CUDA version could be any newer one). */
+static unsigned driver_version(const struct config *cfg, const char **from)
+{
+	const char *v = cfg->driver_cuda;
+	unsigned major, minor;
+	char tail;
+	if (v && !strcmp(v, "off"))
+		return 0;
+	if (v && *v) {
+		*from = "driver_cuda";
+		if (sscanf(v, "%u.%u%c", &major, &minor, &tail) == 2 && minor < 10 && major < 100)
+			return major * 1000 + minor * 10;
+		if (sscanf(v, "%u%c", &major, &tail) == 1 && major < 100)
+			return major * 1000;
+		return 0;
+	}
+	*from = "this machine's driver, /proc/driver/nvidia/version";
+	unsigned cuda = images_installed_driver_cuda(NULL);
+	/* the newest branch images.c knows maps to its CUDA version and any newer branch too */
+	return cuda && cuda < images_driver_cuda(100000) ? cuda : 0;
+}
+
+/* A GPU whose only code in the list is PTX (nvcc's own ISA) that its driver cannot compile
+ * (the toolkit newer than the driver): its machine code is added, which a driver of the
+ * toolkit's major version loads (CUDA's minor version compatibility); a driver of an older
+ * major version loads neither, which a note says (rule targets.driver). */
+static void driver_apply(struct arch_list *out, const struct config *cfg, const struct toolkit *tk,
+			 const struct targets_context *ctx, const struct devices **devs, struct plan *plan)
+{
+	const char *from = NULL;
+	unsigned tkv = tk->major * 1000 + tk->minor * 10;
+	unsigned drv = tkv ? driver_version(cfg, &from) : 0;
+	if (!drv || tkv <= drv)
+		return;
+	if (!*devs)
+		*devs = ctx->devices(ctx->devices_arg);
+	const struct devices *d = *devs;
+	for (size_t i = 0; d && i < d->n; i++) {
+		unsigned cc = toolkit_renamed(tk, d->v[i].cc);
+		int dup = 0, sass = 0;
+		for (size_t j = 0; j < i; j++)
+			dup |= toolkit_renamed(tk, d->v[j].cc) == cc;
+		for (size_t k = 0; k < out->n; k++) {
+			struct arch e = target_embedded(&out->v[k]);
+			sass |= (e.kind == ARCH_REAL || e.kind == ARCH_LTO) && code_runs_on(e, cc);
+		}
+		struct arch a = { ARCH_REAL, cc, 0 };
+		if (dup || sass || !targets_run_on(out, cc) || !toolkit_accepts(tk, &a))
+			continue;
+		if (tk->major == drv / 1000) {
+			add_sass(out, cc);
+			plan_note(plan, "targets.driver", "added sm_%u: the only code for the GPU of compute "
+				  "capability %u.%u (%s) is PTX of nvcc %u.%u, which its driver (CUDA %u.%u: %s) "
+				  "cannot compile; that driver loads the machine code", cc, cc / 10, cc % 10,
+				  devices_source(d), tk->major, tk->minor, drv / 1000, drv % 1000 / 10, from);
+		} else {
+			plan_note(plan, "targets.driver", "the GPU of compute capability %u.%u (%s) gets only PTX "
+				  "of nvcc %u.%u, which its driver (CUDA %u.%u: %s) cannot compile, nor can it load "
+				  "nvcc %u's machine code: the program needs a CUDA %u.%u driver there, or a "
+				  "CUDA %u toolkit", cc / 10, cc % 10, devices_source(d), tk->major, tk->minor,
+				  drv / 1000, drv % 1000 / 10, from, tk->major, tk->major, tk->minor, drv / 1000);
+		}
+	}
+}
+
 /* targets_only: keeps, for each GPU, the targets it would load: its best machine code (the
  * highest number that runs on it, LTO-IR counted as machine code), else its best PTX. A GPU
  * that no target runs on gets its own target (as ensure_devices would add it). Says what the
@@ -342,6 +409,48 @@ static void forward_apply(struct arch_list *out, const struct toolkit *tk, struc
 	arch_list_add(out, &t);
 	plan_note(plan, "targets.forward_ptx", "added compute_%u PTX: GPUs newer than sm_%u can run this "
 		  "build's code (the driver compiles the PTX) (forward_ptx = highest)", hi, hi);
+}
+
+/* A list of machine code only, for GPUs nvshim does not know (none detected, no NVSHIM_DEVICES):
+ * a GPU it has no code for gets "no kernel image is available" at run time. Says which of the
+ * toolkit's GPUs those are, and what adds PTX for the newer ones (rule targets.sass_only, a
+ * routine note: the build is what was asked for). */
+static void sass_only_noted(const struct arch_list *out, const struct toolkit *tk, const struct devices *d,
+			    struct plan *plan)
+{
+	unsigned hi = 0;
+	if (d && d->n)
+		return;
+	for (size_t i = 0; i < out->n; i++) {
+		struct arch e = target_embedded(&out->v[i]);
+		if (e.kind != ARCH_REAL)
+			return;
+		if (e.num > hi)
+			hi = e.num;
+	}
+	struct argv none = ARGV_INIT;
+	/* in the order of their numbers (the toolkit lists its names as text) */
+	for (unsigned num = 10, next; num; num = next) {
+		next = 0;
+		for (size_t i = 0; i < tk->targets.n; i++) {
+			struct arch a;
+			if (!arch_parse(tk->targets.v[i], &a) && a.kind == ARCH_REAL && !a.suffix && a.num > num &&
+			    (!next || a.num < next))
+				next = a.num;
+		}
+		if (next && !targets_run_on(out, next))
+			argv_pushf(&none, "sm_%u", next);
+	}
+	if (none.n) {
+		char *list = argv_join(&none, ", ");
+		plan_note(plan, "targets.sass_only", "machine code only, and no GPU known to nvshim (%s): "
+			  "GPUs %s get no kernel image from this build; forward_ptx = highest adds compute_%u "
+			  "PTX for those newer than sm_%u (CMake: CMAKE_CUDA_ARCHITECTURES %u; PyTorch: "
+			  "TORCH_CUDA_ARCH_LIST \"%u.%u+PTX\"); NVSHIM_DEVICES names the build's GPUs",
+			  devices_source(d), list, hi, hi, hi, hi / 10, hi % 10);
+		free(list);
+	}
+	argv_release(&none);
 }
 
 /* drop_unsupported() on l, with its notes: what was renamed, what was dropped. */
@@ -651,8 +760,14 @@ int targets_pass(const struct invocation *inv, const struct targets_context *ctx
 		}
 	}
 
+	/* PTX newer than the driver of the machines the build is for: their machine code */
+	if (out.n && !one_code_mode(inv) && !req.native)
+		driver_apply(&out, cfg, tk, ctx, &devs, plan);
+
 	if (out.n && !one_code_mode(inv) && cfg->forward_ptx && !strcmp(cfg->forward_ptx, "highest"))
 		forward_apply(&out, tk, plan);
+	else if (out.n && !one_code_mode(inv) && !req.native && strcmp(cfg->ensure_devices, "off"))
+		sass_only_noted(&out, tk, DEVICES(), plan);
 
 	dlink_forms(inv, &out, plan);
 	if (req.given && !req.native && arch_list_equal(&out, &req))

@@ -16,6 +16,10 @@ static const char *const nvcc13[] = {
 };
 
 static struct devices gpus;
+/* the toolkit's minor version: 13.0 unless a test says otherwise */
+static unsigned tk_minor;
+/* whether run() keeps the targets.sass_only note */
+static int want_sass_only;
 static const struct devices *get_gpus(void *arg)
 {
 	(void)arg;
@@ -39,6 +43,9 @@ static struct result run(const char *line, const char *devices, const char *sett
 	const char *why;
 
 	config_init(&cfg, NULL);
+	/* not this machine's driver: a test says which one it means */
+	char *w0 = NULL;
+	cr_assert_eq(config_set(&cfg, config_item_find("driver_cuda"), "off", LAYER_FLAG, "test", NULL, &w0), 0);
 	if (settings) {
 		char **kv = buildargv(settings);
 		for (char **p = kv; p && *p; p++) {
@@ -50,8 +57,9 @@ static struct result run(const char *line, const char *devices, const char *sett
 		freeargv(kv);
 	}
 	toolkit_init(&tk);
-	tk.version = xstrdup("13.0.88");
+	tk.version = xstrdup(tk_minor ? "13.5.37" : "13.0.88");
 	tk.major = 13;
+	tk.minor = tk_minor;
 	for (const char *const *n = nvcc13; *n; n++)
 		argv_push(&tk.targets, *n);
 	devices_init(&gpus);
@@ -71,7 +79,10 @@ static struct result run(const char *line, const char *devices, const char *sett
 	r.command = argv_to_shell(&rest);
 	r.notes = xstrdup("");
 	for (size_t i = 0; i < plan.notes.n; i++) {
-		char *s = concat(r.notes, i ? " | " : "", plan.notes.v[i], NULL);
+		/* the routine note of every SASS-only list without GPUs: only where a test asks */
+		if (!want_sass_only && strstr(plan.notes.v[i], "[targets.sass_only]"))
+			continue;
+		char *s = concat(r.notes, *r.notes ? " | " : "", plan.notes.v[i], NULL);
 		free(r.notes);
 		r.notes = s;
 	}
@@ -340,4 +351,48 @@ Test(targets, only_all)
 	expect("-c k.cu -arch=all-major", NULL, "targets_only=86", "-c k.cu -gencode=arch=compute_80,code=sm_80",
 	       "-arch=all-major builds for every GPU; this build's code runs only on sm_86");
 	expect("-c k.cu -arch=all", NULL, NULL, "-c k.cu -arch=all", NULL);
+}
+
+Test(targets, ptx_newer_than_the_driver)
+{
+	tk_minor = 5;
+	/* nvcc 13.5's PTX on an H100 whose driver is CUDA 13.0: its machine code is added */
+	expect("-c k.cu -gencode arch=compute_90,code=compute_90", "90", "driver_cuda=13.0",
+	       "-c k.cu '-gencode=arch=compute_90,code=[compute_90,sm_90]'",
+	       "added sm_90: the only code for the GPU of compute capability 9.0 (test) is PTX of nvcc 13.5, "
+	       "which its driver (CUDA 13.0: driver_cuda) cannot compile; that driver loads the machine code "
+	       "[targets.driver]");
+	/* PTX of a lower arch: the same */
+	expect("-c k.cu -arch=compute_80", "90", "driver_cuda=13.0",
+	       "-c k.cu -gencode=arch=compute_80,code=compute_80 -gencode=arch=compute_90,code=sm_90", "added sm_90");
+	/* machine code that runs there already, a driver as new as the toolkit, off, none known */
+	expect("-c k.cu -gencode arch=compute_90,code=[sm_90,compute_90]", "90", "driver_cuda=13.0",
+	       "-c k.cu -gencode 'arch=compute_90,code=[sm_90,compute_90]'", NULL);
+	expect("-c k.cu -arch=compute_90", "90", "driver_cuda=13.5", "-c k.cu -arch=compute_90", NULL);
+	expect("-c k.cu -arch=compute_90", "90", "driver_cuda=off", "-c k.cu -arch=compute_90", NULL);
+	expect("-c k.cu -arch=compute_90", "", "driver_cuda=13.0", "-c k.cu -arch=compute_90", NULL);
+	/* a driver of the previous major version loads neither: said, nothing added */
+	expect("-c k.cu -arch=compute_90", "90", "driver_cuda=12.8", "-c k.cu -arch=compute_90",
+	       "the program needs a CUDA 13.5 driver there, or a CUDA 12 toolkit [targets.driver]");
+	/* -ptx writes one code instance: left as it is */
+	expect("-ptx k.cu -arch=compute_90", "90", "driver_cuda=13.0", "-ptx k.cu -arch=compute_90", NULL);
+	tk_minor = 0;
+}
+
+Test(targets, sass_only_for_unknown_gpus)
+{
+	want_sass_only = 1;
+	expect("-c k.cu -gencode arch=compute_80,code=sm_80", "", NULL, "-c k.cu -gencode arch=compute_80,code=sm_80",
+	       "machine code only, and no GPU known to nvshim (test): GPUs sm_75, sm_90, sm_100, sm_103, sm_110, "
+	       "sm_120, sm_121 get no kernel image from this build; forward_ptx = highest adds compute_80 PTX for "
+	       "those newer than sm_80 (CMake: CMAKE_CUDA_ARCHITECTURES 80; PyTorch: TORCH_CUDA_ARCH_LIST "
+	       "\"8.0+PTX\"); NVSHIM_DEVICES names the build's GPUs [targets.sass_only]");
+	/* PTX in the list, a GPU known, forward_ptx on: nothing to say */
+	expect("-c k.cu -gencode arch=compute_80,code=[sm_80,compute_80]", "", NULL,
+	       "-c k.cu -gencode 'arch=compute_80,code=[sm_80,compute_80]'", NULL);
+	expect("-c k.cu -gencode arch=compute_80,code=sm_80", "86", NULL, "-c k.cu -gencode arch=compute_80,code=sm_80",
+	       NULL);
+	expect("-c k.cu -gencode arch=compute_80,code=sm_80", "", "forward_ptx=highest",
+	       "-c k.cu '-gencode=arch=compute_80,code=[sm_80,compute_80]'", "[targets.forward_ptx]");
+	want_sass_only = 0;
 }
