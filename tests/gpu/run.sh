@@ -9,7 +9,8 @@
 # built from a plain sm_90 list and upgraded to sm_90a, both run and checked; a kernel whose
 # stack no launch accepts, noted at build time and failing at launch; then tests/gpu/preload.sh
 # tests/gpu/jit_clients.sh, tests/gpu/inspect.sh, tests/gpu/stubs.sh, tests/gpu/inspect_corpus.sh,
-# tests/gpu/toolkitview.sh and tests/gpu/census.sh.
+# tests/gpu/toolkitview.sh, tests/gpu/census.sh, tests/gpu/runtime.sh (PTX newer than the
+# driver, machine code only: NVSHIM_GPU_PREBUILT) and tests/gpu/rdc_shapes.sh.
 NVSHIM=$1
 NVCC=${2:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -118,6 +119,10 @@ bash "$GPUDIR/toolkitview.sh" "$NVSHIM" "$NVCC" 2>&1 | sed -u 's/^/# toolkitview
 check "toolkit view suite (tests/gpu/toolkitview.sh)" test "${PIPESTATUS[0]}" -eq 0
 bash "$GPUDIR/census.sh" "$NVSHIM" "$NVCC" 2>&1 | sed -u 's/^/# census: /'
 check "census suite on the GPU (tests/gpu/census.sh)" test "${PIPESTATUS[0]}" -eq 0
+bash "$GPUDIR/runtime.sh" "$NVSHIM" "$NVCC" 2>&1 | sed -u 's/^/# runtime: /'
+check "run time: PTX and the driver, machine code only (tests/gpu/runtime.sh)" test "${PIPESTATUS[0]}" -eq 0
+bash "$GPUDIR/rdc_shapes.sh" "$NVSHIM" "$NVCC" 2>&1 | sed -u 's/^/# rdc: /'
+check "relocatable device code's shapes (tests/gpu/rdc_shapes.sh)" test "${PIPESTATUS[0]}" -eq 0
 
 # The modules pass: per-source targets, on the GPU.
 PT=()
