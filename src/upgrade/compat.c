@@ -479,6 +479,17 @@ static void dedupe_file(const char *path)
 	write_changed(path, text, text ? overlay_dedupe_deps(text) : NULL);
 }
 
+void compat_drop_own_deps(const struct argv *line, const char *exe_dir)
+{
+	char *path = deps_file(line), *inc = path ? compat_include_dir(exe_dir) : NULL;
+	char *prefix = inc ? concat(inc, "/nvshim/", NULL) : NULL;
+	char *text = prefix ? cache_read(path) : NULL;
+	write_changed(path, text, text && strstr(text, prefix) ? overlay_drop_deps(text, prefix) : NULL);
+	free(prefix);
+	free(inc);
+	free(path);
+}
+
 /* ---- field reads in project headers: the retry through a mirror (overlay.h) ---- */
 
 static char *joined(const struct argv *a);
@@ -1111,6 +1122,7 @@ int compat_after_failure(const struct compat_context *ctx, struct plan *plan, st
 				if (deps && (l.copy || l.headers))
 					dedupe_file(deps);
 				free(deps);
+				compat_drop_own_deps(&l.argv, ctx->api->exe_dir);
 				free(*held);
 				*held = held2;
 				/* its warnings name the user's files, not the mirror's */

@@ -83,6 +83,11 @@ char *compat_rewrite_as(const char *text, const char *name, int cplusplus, const
 /* The directory that holds nvshim/compat/ (xmalloc'ed), or NULL. */
 char *compat_include_dir(const char *exe_dir);
 
+/* After a retry with nvshim's headers passed: the dependency file `line` writes (-MF, -MD) no
+ * longer names them (<include>/nvshim/...), so that the build does not depend on nvshim's
+ * install (make would stop on a removed header). */
+void compat_drop_own_deps(const struct argv *line, const char *exe_dir);
+
 /* The compile with the layer: its command line, and the private copy it compiles. */
 struct headers_copy;
 

@@ -426,6 +426,8 @@ int layout_after_failure(const struct compat_context *ctx, struct plan *plan, st
 			*held = held2;
 			*res = again;
 			fixed = 1;
+			/* nvshim's CUDA 12 headers (cuda_texture_types.h) are not the build's */
+			compat_drop_own_deps(&line, ctx->api->exe_dir);
 			char *what = argv_join(&added, "; ");
 			char *ran = concat("ran again with ", what, NULL);
 			char *text = note_text(need, header, ran, ": the build goes on", ctx->host);

@@ -10,6 +10,8 @@
 
 #include <libiberty.h>
 
+#include "base/strbuf.h"
+
 /* How much of the user's tree becomes real directories in the mirror. */
 #define OVERLAY_DEPTH 16
 #define OVERLAY_ENTRIES 10000
@@ -379,6 +381,34 @@ static char *prerequisite(const char *l, size_t n)
 	return xstrndup(l, n);
 }
 
+/* text without the words that start with prefix (a word starts the text or follows a blank; it
+ * ends at a blank that no backslash escapes), each with the blank before it. */
+static char *drop_words(const char *text, const char *prefix)
+{
+	struct strbuf b = STRBUF_INIT;
+	size_t pl = strlen(prefix);
+	const char *p = text;
+	for (const char *h; (h = strstr(p, prefix));) {
+		if (h != text && h[-1] != ' ' && h[-1] != '\t' && h[-1] != '\n') {
+			strbuf_add(&b, p, (size_t)(h - p) + pl);
+			p = h + pl;
+			continue;
+		}
+		const char *start = h;
+		while (start > p && (start[-1] == ' ' || start[-1] == '\t'))
+			start--;
+		strbuf_add(&b, p, (size_t)(start - p));
+		const char *e = h;
+		while (*e && !((*e == ' ' || *e == '\t' || *e == '\n') && (e == h || e[-1] != '\\')))
+			e++;
+		p = e;
+	}
+	strbuf_addstr(&b, p);
+	if (!b.s)
+		strbuf_add(&b, "", 0);
+	return b.s;
+}
+
 char *overlay_dedupe_deps(const char *text)
 {
 	struct argv lines = ARGV_INIT, seen = ARGV_INIT;
@@ -439,4 +469,27 @@ char *overlay_dedupe_deps(const char *text)
 	argv_release(&seen);
 	argv_release(&lines);
 	return res;
+}
+
+char *overlay_drop_deps(const char *text, const char *prefix)
+{
+	char *kept = prefix && *prefix ? drop_words(text, prefix) : xstrdup(text);
+	char *res = overlay_dedupe_deps(kept);
+	free(kept);
+	/* a line that lost its only prerequisite is " \\": gone too (the rule goes on) */
+	struct strbuf b = STRBUF_INIT;
+	for (const char *p = res; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) + 1 : strlen(p);
+		size_t k = 0;
+		while (k < n && (p[k] == ' ' || p[k] == '\t'))
+			k++;
+		if (!(p[k] == '\\' && k + 1 < n && p[k + 1] == '\n'))
+			strbuf_add(&b, p, n);
+		p += n;
+	}
+	free(res);
+	if (!b.s)
+		strbuf_add(&b, "", 0);
+	return b.s;
 }

@@ -38,6 +38,11 @@ char *overlay_unmap(const char *text, const struct argv *from, const struct argv
  * copy), xmalloc'ed. Pure. */
 char *overlay_dedupe_deps(const char *text);
 
+/* overlay_dedupe_deps(), with every prerequisite that starts with prefix left out too: nvshim's
+ * own headers (<prefix>/include/nvshim/...), which a restored compile includes and the build
+ * must not depend on (a dependency file naming them stops make once nvshim is removed). */
+char *overlay_drop_deps(const char *text, const char *prefix);
+
 /* The include directories of a compile line: for each directory a -I or -iquote names (nvcc:
  * -I DIR, -IDIR, --include-path[=]DIR, comma lists, and -Xcompiler values "-iquote,DIR" or
  * "-IDIR"; a host compiler: -I DIR, -IDIR, -iquote DIR, -iquoteDIR,

@@ -537,6 +537,16 @@ def compare(env, c, work):
     for rel in sorted(set(sig_s) & set(sig_p)):
         if sig_s[rel] != sig_p[rel]:
             why.append("%s: nvshim %s; plain nvcc %s" % (rel, sig_s[rel], sig_p[rel]))
+    # nothing of nvshim's in what the build wrote: no path into its cache or its install
+    # (docs/build-systems.md#what-a-build-leaves)
+    own = [os.path.join(work, "nvshim-cache"), os.path.realpath(os.path.join(os.path.dirname(env.names["nvcc"]), "../..")),
+           "/include/nvshim/"]
+    for rel in made_s:
+        with open(os.path.join(d_shim, rel), "rb") as f:
+            data = f.read()
+        for o in own:
+            if o.encode() in data:
+                why.append("%s names %s" % (rel, o))
     # nothing to fix (the same line on both sides, no layer acting): the device code is plain's,
     # byte for byte, section by section
     if c["layer"] == "none" and commands(c, "shim") == commands(c, "plain"):

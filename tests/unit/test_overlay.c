@@ -243,3 +243,23 @@ Test(overlay, dedupes_a_dependency_files_first_rule)
 	cr_assert_str_eq(out, "");
 	free(out);
 }
+
+Test(overlay, drop_deps_leaves_out_nvshims_own_headers_in_both_formats)
+{
+	/* nvcc: one prerequisite a line */
+	char *a = overlay_drop_deps("k.o : k.cu \\\n    /usr/include/stdio.h \\\n    /opt/p/include/nvshim/compat/runtime.h \\\n"
+				    "    /opt/p/include/nvshim/compat/common.h \\\n    /usr/include/x.h\n",
+				    "/opt/p/include/nvshim/");
+	cr_assert_str_eq(a, "k.o : k.cu \\\n    /usr/include/stdio.h \\\n    /usr/include/x.h\n");
+	free(a);
+	/* gcc: several a line; the last one dropped */
+	a = overlay_drop_deps("h.o: h.cpp /usr/include/a.h /opt/p/include/nvshim/compat/runtime.h \\\n /usr/b.h "
+			      "/opt/p/include/nvshim/compat/common.h\n",
+			      "/opt/p/include/nvshim/");
+	cr_assert_str_eq(a, "h.o: h.cpp /usr/include/a.h \\\n /usr/b.h\n");
+	free(a);
+	/* a path that only contains the prefix in its middle is kept */
+	a = overlay_drop_deps("x.o: /src/opt/p/include/nvshim/y.h\n", "/opt/p/include/nvshim/");
+	cr_assert_str_eq(a, "x.o: /src/opt/p/include/nvshim/y.h\n");
+	free(a);
+}
