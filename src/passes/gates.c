@@ -534,6 +534,18 @@ static int gate_holds(struct facts *f, const struct gate *t)
 		unsigned max = host_limit(f);
 		if (!f->host_version || !max || strtoul(f->host_version, NULL, 10) <= max)
 			return 0;
+		/* nvcc's own host compiler, an accepted one on PATH and the compatibility layer on:
+		 * the failed run is run again with it (linefix.h, rule compat.hostcc), whose note
+		 * says this; the gate would say it twice */
+		int ccbin = getenv("NVCC_CCBIN") != NULL;
+		for (size_t i = 0; i < inv->expanded.n; i++)
+			ccbin |= !strcmp(inv->expanded.v[i], "-ccbin") || !strncmp(inv->expanded.v[i], "-ccbin=", 7) ||
+				 !strncmp(inv->expanded.v[i], "--compiler-bindir", 17);
+		char *hint = ccbin || !ctx->cfg->compat || strcmp(ctx->cfg->compat, "auto") ? NULL : ccbin_hint(f);
+		int deferred = hint && *hint;
+		free(hint);
+		if (deferred)
+			return 0;
 	}
 	if (t->nvcc_below && (!nvcc_version(f) || gates_version_cmp(f->nvcc_version, t->nvcc_below) >= 0))
 		return 0;
