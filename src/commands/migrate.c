@@ -150,6 +150,17 @@ static void header_props(const char *path, const char *text, size_t len, struct 
 	argv_release(&seen);
 }
 
+/* 1 if a changed entry's replacement is spelt with its own name (cuCtxCreate(ctx, params, 0,
+ * dev)): a use may be the new form already. __shfl_down's is __shfl_down_sync: every use of the
+ * name is the old form. */
+static int same_name_form(const struct api_entry *e)
+{
+	char *call = concat(e->name, "(", NULL);
+	int same = !e->use || strstr(e->use, call) != NULL;
+	free(call);
+	return same;
+}
+
 int cmd_migrate(int n, char **args)
 {
 	int apply = 0, files = 0, status = 0;
@@ -182,7 +193,7 @@ int cmd_migrate(int n, char **args)
 	for (size_t k = 0; k < t.n; k++) {
 		/* A changed function keeps its name: a use may be the new form already (the texture
 		 * fetches excepted, whose reference form has no template argument). */
-		if (t.v[k].changed && strncmp(t.v[k].name, "tex", 3))
+		if (t.v[k].changed && strncmp(t.v[k].name, "tex", 3) && same_name_form(&t.v[k]))
 			continue;
 		argv_push(&known, t.v[k].name);
 		for (size_t a = 0; a < t.v[k].also.n; a++)

@@ -831,12 +831,22 @@ static int version_cmp(const char *a, const char *b)
 	return 0;
 }
 
-static char *note_text(const struct api_entry *e, const char *file, unsigned long line)
+/* The name a note gives: the one the error is about where it is one of the entry's `also`
+ * names (cusparseDcsrsv2_solve, tex2D), else the entry's. */
+static const char *shown_name(const struct api_entry *e, const char *found)
+{
+	for (size_t k = 0; found && k < e->also.n; k++)
+		if (!strcmp(e->also.v[k], found))
+			return found;
+	return e->name;
+}
+
+static char *note_text(const struct api_entry *e, const char *name, const char *file, unsigned long line)
 {
 	if (e->changed)
-		return xasprintf("%s:%lu: %s changed in CUDA %s: %s%suse %s [api.changed]", file, line, e->name,
+		return xasprintf("%s:%lu: %s changed in CUDA %s: %s%suse %s [api.changed]", file, line, name,
 				 e->version, e->what ? e->what : "", e->what ? "; " : "", e->use);
-	return xasprintf("%s:%lu: %s was removed in CUDA %s: use %s [api.removed]", file, line, e->name,
+	return xasprintf("%s:%lu: %s was removed in CUDA %s: use %s [api.removed]", file, line, name,
 			 e->version, e->use);
 }
 
@@ -852,7 +862,8 @@ size_t api_notes(const struct api_table *t, const char *text, const char *toolki
 		const struct api_entry *e = api_find(t, er->name);
 		if (!e || (toolkit_version && version_cmp(e->version, toolkit_version) > 0))
 			continue;
-		char *key = xasprintf("%s:%lu:%s", er->file, er->line, e->name);
+		const char *name = shown_name(e, er->name);
+		char *key = xasprintf("%s:%lu:%s", er->file, er->line, name);
 		int dup = 0;
 		for (size_t k = 0; k < seen.n && !dup; k++)
 			dup = !strcmp(seen.v[k], key);
@@ -861,7 +872,7 @@ size_t api_notes(const struct api_table *t, const char *text, const char *toolki
 			continue;
 		}
 		argv_push_owned(&seen, key);
-		argv_push_owned(notes, note_text(e, er->file, er->line));
+		argv_push_owned(notes, note_text(e, name, er->file, er->line));
 		added++;
 	}
 	argv_release(&seen);

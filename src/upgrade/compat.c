@@ -96,9 +96,23 @@ void compat_decide(const struct api_table *t, const char *held, const char *tool
 			continue;
 		}
 		if (e->nocompat) {
-			char *w = concat(e->name, ": ", e->nocompat, NULL);
-			push_once(&d->why_not, w);
+			/* named as the first error names it (cusparseDcsrsv2_solve, one of the entry's
+			 * `also`), once per entry */
+			const char *name = e->name;
+			for (size_t k = 0; er->name && k < e->also.n; k++)
+				if (!strcmp(e->also.v[k], er->name))
+					name = er->name;
+			char *tail = concat(": ", e->nocompat, NULL);
+			int said = 0;
+			for (size_t k = 0; k < d->why_not.n && !said; k++) {
+				size_t a = strlen(d->why_not.v[k]), b = strlen(tail);
+				said = a >= b && !strcmp(d->why_not.v[k] + a - b, tail);
+			}
+			char *w = concat(name, tail, NULL);
+			if (!said)
+				push_once(&d->why_not, w);
 			free(w);
+			free(tail);
 			d->others++;
 			d->blocked++;
 			continue;

@@ -514,12 +514,12 @@ static void note_fixed(const struct compat_context *ctx, struct plan *plan, unsi
 {
 	char *mm = major_minor(nvcc_version);
 	if (done & LINEFIX_DIALECT) {
-		plan_note(plan, "compat.dialect", "`-std=%s`: CCCL 3 (CUDA 13's Thrust, CUB and libcu++, which "
+		plan_note(plan, "compat.dialect", "`%s`: CCCL 3 (CUDA 13's Thrust, CUB and libcu++, which "
 			  "cooperative_groups.h includes) compiles only as C++17 or newer; ran again with -std=%s (GCC "
 			  "and Clang keep one ABI across C++ dialects): the build goes on; the lasting fix: C++17 in "
 			  "the build (CMAKE_CUDA_STANDARD 17 and CMAKE_CXX_STANDARD 17 in CMake, -std=c++17 in a "
 			  "Makefile or setup.py; `nvshim migrate` rewrites them)",
-			  dialect, !strncmp(dialect, "gnu", 3) ? "gnu++17" : "c++17");
+			  dialect, strstr(dialect, "gnu++") ? "gnu++17" : "c++17");
 		compat_say_once(ctx, "[compat.dialect]", plan->notes.v[plan->notes.n - 1], "");
 	}
 	if (done & LINEFIX_VECTOR) {
@@ -627,7 +627,8 @@ int linefix_after_failure(const struct compat_context *ctx, struct plan *plan, s
 	size_t at;
 	int split;
 	const char *old = linefix_old_dialect(given, &at, &split);
-	char *dialect = old ? xstrdup(old) : NULL;
+	/* as the line spells it: -std=c++14, --std=c++14, -std c++14 */
+	char *dialect = !old ? NULL : split ? xasprintf("%s %s", given->v[at], old) : xstrdup(given->v[at]);
 	unsigned done = linefix_apply(given, &f, dialect_on, &line, &added);
 	char *tool = xstrdup(plan->tool);
 	char *ccbin = NULL, *newer = NULL, *newer_version = NULL;
@@ -659,7 +660,7 @@ int linefix_after_failure(const struct compat_context *ctx, struct plan *plan, s
 			*held = held2;
 			*res = again;
 			fixed = 1;
-			note_fixed(ctx, plan, done, &f, dialect ? dialect : "c++14", version, ccbin, newer, newer_version,
+			note_fixed(ctx, plan, done, &f, dialect ? dialect : "-std=c++14", version, ccbin, newer, newer_version,
 				   line_source(given));
 		} else {
 			diag_note(VERBOSITY_VERBOSE, "the run again failed too (status %d); the first run's errors "

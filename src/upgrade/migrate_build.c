@@ -426,7 +426,8 @@ static void dialect_file(struct bmig *m, int cmake)
 		if (i && (ident(m->s[i - 1])))
 			continue;
 		size_t n;
-		if (m->s[i] == '-') {
+		/* --std=: read at its first '-' only */
+		if (m->s[i] == '-' && !(i && m->s[i - 1] == '-')) {
 			size_t v = i + (i + 1 < m->n && m->s[i + 1] == '-' ? 2 : 1);
 			if (v + 4 > m->n || memcmp(m->s + v, "std=", 4))
 				continue;
