@@ -156,6 +156,12 @@ int cc_main(const char *name, int n, char **args)
 	/* From here on a termination signal is passed on to the compiler, never lost (runner.h). */
 	runner_catch_signals();
 	/* Started by a tool nvshim runs (nvcc's host compiler steps): the real compiler only. */
+	/* nvcc's own host compiler steps (it names nvshim's cc on PATH when nvshim did not start
+	 * it: a Makefile's $(CUDA_HOME)/bin/nvcc after `nvshim env`): each passes
+	 * -D__CUDA_ARCH_LIST__=..., which no build writes itself; they are nvcc's, left as they are */
+	for (int i = 0; i < n && !depth; i++)
+		if (!strncmp(args[i], "-D__CUDA_ARCH_LIST__=", 21))
+			depth = 1;
 	session_init_report(&s, n, args, depth == 0);
 	if (depth > 0) {
 		const char *how;

@@ -4,7 +4,8 @@
  * mode's whole flow (nvcc.h: every pass, the gates, crash watching, the launcher); everything
  * else runs the real compiler (host_cc / host_cxx, else `name` on PATH past nvshim) with the
  * arguments unchanged, and links get the link pass. Run by a tool nvshim started (NVSHIM_DEPTH
- * set), it only runs the real compiler.
+ * set), or as one of nvcc's own host compiler steps (they pass -D__CUDA_ARCH_LIST__=, nvcc
+ * having found CC mode on PATH), it only runs the real compiler.
  */
 #ifndef NVSHIM_CC_H
 #define NVSHIM_CC_H

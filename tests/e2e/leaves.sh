@@ -222,6 +222,23 @@ for prog in $PROGRAMS; do
 	fi
 done
 
+# ---- failures read whatever the colours: the issue's own line, and nvcc mode's host steps ----
+mkdir -p "$WORK/colour" && cd "$WORK/colour" || exit 1
+cp "$P/clock.cpp" color.cpp
+printf '#include <nvToolsExt.h>\nint main() { nvtxRangePushA("x"); nvtxRangePop(); return 0; }\n' >nvtx.cu
+CCDIR="$BUILD/libexec/nvshim/cc"
+/usr/bin/g++ -fdiagnostics-color=always -I"$REAL_ROOT/include" -c color.cpp -o plain.o 2>plain.err
+"$CCDIR/g++" -fdiagnostics-color=always -I"$REAL_ROOT/include" -c color.cpp -o color.o 2>color.err
+check "g++ -fdiagnostics-color=always on a source reading clockRate: plainly it fails, in colour" \
+	sh -c "test ! -e plain.o && grep -q \"\$(printf '\\033')\\[\" plain.err"
+check "... through nvshim's g++ the compatibility layer restores it (compat.restored)" \
+	sh -c "test -s color.o && grep -q 'compat.restored' color.err"
+"$NVCC" -Xcompiler -fdiagnostics-color=always -arch=sm_80 -c nvtx.cu -o plain_nvtx.o 2>plain_nvtx.err
+"$BUILD/libexec/nvshim/bin/nvcc" -Xcompiler -fdiagnostics-color=always -arch=sm_80 -c nvtx.cu -o nvtx.o 2>nvtx.err
+check "nvcc -Xcompiler -fdiagnostics-color=always, NVTX 2's header: plainly it fails; nvshim's moved-files retry builds it" \
+	sh -c "test ! -e plain_nvtx.o && grep -q \"\$(printf '\\033')\\[\" plain_nvtx.err && test -s nvtx.o && grep -q 'compat.layout' nvtx.err"
+cd "$WORK" || exit 1
+
 # ---- host_compilers = off: nvshim env leaves them ----
 NVSHIM_HOST_COMPILERS=off "$NVSHIM" env >"$WORK/env.off"
 check "host_compilers = off: no CC mode on PATH" sh -c "! grep -q 'libexec/nvshim/cc' '$WORK/env.off'"
