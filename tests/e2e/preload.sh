@@ -285,8 +285,11 @@ CU
 	"$NVCC" -cubin -arch=sm_80 ni.cu -o ni80.cubin &&
 	"$NVCC" -fatbin -gencode 'arch=compute_75,code=[sm_75,compute_75]' ni.cu -o ni75.fatbin &&
 	"$NVCC" -fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 ni.cu -o ni8090.fatbin &&
-	for b in ni80.fatbin ni80.cubin ni75.fatbin ni8090.fatbin; do ld -r -z noexecstack -b binary $b -o $b.o; done &&
-	gcc -shared ni80.fatbin.o ni80.cubin.o ni75.fatbin.o ni8090.fatbin.o -o "$WORK/libni.so"
+	"$NVCC" -ptx -arch=compute_80 ni.cu -o ni95.ptx &&
+	# as nvcc 13.5 writes it (ISA 9.5), NUL-terminated as a loader is given it
+	sed -i 's/^\.version .*/.version 9.5/' ni95.ptx && printf '\0' >>ni95.ptx &&
+	for b in ni80.fatbin ni80.cubin ni75.fatbin ni8090.fatbin ni95.ptx; do ld -r -z noexecstack -b binary $b -o $b.o; done &&
+	gcc -shared ni80.fatbin.o ni80.cubin.o ni75.fatbin.o ni8090.fatbin.o ni95.ptx.o -o "$WORK/libni.so"
 NI=$T/noimage
 export FAKE_CUDA_IMAGES=1
 EXPECT="has no kernel image for this GPU (sm_75): it holds sm_80; rebuild it with -gencode arch=compute_75,code=sm_75 (TORCH_CUDA_ARCH_LIST=\"7.5\", CMAKE_CUDA_ARCHITECTURES=75) \[noimage.explain\]"
@@ -333,6 +336,11 @@ out=$(FAKE_CUDA_CC=80 run "$NI" --via=proc library "$WORK/libni.so" _binary_ni80
 check "a kernel with a body: nothing said" test ! -s "$WORK/err"
 out=$(FAKE_CUDA_CC=80 NVSHIM_EXPLAIN_STUB_KERNELS=false run "$NI" library "$WORK/libni.so" _binary_ni8090_fatbin_start _Z7guardedPf 2>"$WORK/err")
 check "explain_stub_kernels = false: nothing said" test ! -s "$WORK/err"
+# PTX newer than the driver (222): the PTX text's ISA and the driver it needs
+out=$(FAKE_CUDA_CC=90 FAKE_CUDA_PTX_ISA=90 run "$NI" module "$WORK/libni.so" _binary_ni95_ptx_start _Z3addPf 2>"$WORK/err")
+check "PTX text newer than the driver: the load fails as it would (222)" test "$out" = "load 222"
+check "PTX text newer than the driver: its ISA, the driver it needs and this one named" \
+	grep -q "cuModuleLoadData failed with CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): $WORK/libni.so has no machine code for this GPU (sm_90), and its PTX (ISA 9\.5) needs a CUDA 13\.5 driver, newer than this one (CUDA 13\.0); it holds PTX compute_80 (ISA 9\.5): update the driver, or rebuild it with -gencode arch=compute_90,code=sm_90" "$WORK/err"
 unset FAKE_CUDA_IMAGES
 
 # --- CuPy's own loader, when CuPy is installed (python3, or PRELOAD_TEST_PYTHON): its RawModule

@@ -14,6 +14,9 @@
  *                         cuModuleGetFunction, and for a library's kernel at cuKernelGetFunction
  *                         or the launch. A fatbin is read by its own small loop here, not by
  *                         nvshim's reader.
+ *   FAKE_CUDA_PTX_ISA=90  the newest PTX ISA the driver compiles (9.0: a CUDA 13.0 driver): PTX
+ *                         text of a newer `.version` given to a loader gives
+ *                         CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222) at the load.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -223,10 +226,23 @@ struct function {
 	int kernel; /* a CUkernel, else a CUfunction */
 };
 
+/* PTX text whose .version is newer than FAKE_CUDA_PTX_ISA allows. */
+static int ptx_too_new(const char *p)
+{
+	const char *max = getenv("FAKE_CUDA_PTX_ISA"), *v;
+	unsigned major, minor;
+	if (!max || (p[0] != '/' && p[0] != '.') || !(v = strstr(p, ".version ")) ||
+	    sscanf(v + 9, "%u.%u", &major, &minor) != 2)
+		return 0;
+	return major * 10 + minor > (unsigned)atoi(max);
+}
+
 static int load(void **mod, const void *image, unsigned n, int *opts, void **vals)
 {
 	if (!image)
 		return 1;
+	if (ptx_too_new(image))
+		return 222;
 	if (judging()) {
 		int runs = runs_here(image);
 		if (!runs && eager())
@@ -343,7 +359,8 @@ EXPORT int cuGetErrorString(int code, const char **s)
 EXPORT int cuGetErrorName(int code, const char **s)
 {
 	*s = code == 0 ? "CUDA_SUCCESS" : code == 300 ? "CUDA_ERROR_INVALID_SOURCE"
-		: code == 209 ? "CUDA_ERROR_NO_BINARY_FOR_GPU" : "CUDA_ERROR_UNKNOWN";
+		: code == 209 ? "CUDA_ERROR_NO_BINARY_FOR_GPU" : code == 222 ? "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
+		: "CUDA_ERROR_UNKNOWN";
 	return 0;
 }
 
