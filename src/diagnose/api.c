@@ -831,11 +831,13 @@ static int version_cmp(const char *a, const char *b)
 	return 0;
 }
 
-/* The name a note gives: the one the error is about where it is one of the entry's `also`
- * names (cusparseDcsrsv2_solve, tex2D), else the entry's. */
-static const char *shown_name(const struct api_entry *e, const char *found)
+const char *api_shown_name(const struct api_entry *e, const char *found)
 {
-	for (size_t k = 0; found && k < e->also.n; k++)
+	size_t n = strlen(e->name);
+	if (!found || strpbrk(found, "/.:") ||
+	    (!strncmp(found, e->name, n) && found[n] == '_' && found[n + 1] == 'v'))
+		return e->name;
+	for (size_t k = 0; k < e->also.n; k++)
 		if (!strcmp(e->also.v[k], found))
 			return found;
 	return e->name;
@@ -862,7 +864,7 @@ size_t api_notes(const struct api_table *t, const char *text, const char *toolki
 		const struct api_entry *e = api_find(t, er->name);
 		if (!e || (toolkit_version && version_cmp(e->version, toolkit_version) > 0))
 			continue;
-		const char *name = shown_name(e, er->name);
+		const char *name = api_shown_name(e, er->name);
 		char *key = xasprintf("%s:%lu:%s", er->file, er->line, name);
 		int dup = 0;
 		for (size_t k = 0; k < seen.n && !dup; k++)

@@ -119,6 +119,11 @@ int api_errors_name_any(const char *text);
 /* The function called at column `col` (0-based) of a source line (xmalloc'ed), or NULL. */
 char *api_callee_at(const char *line, size_t col);
 
+/* The name a note gives for an error about `found` (may be NULL) that matched entry e: `found`
+ * where it is one of the entry's `also` spellings a user writes (cusparseDcsrsv2_solve, tex2D),
+ * else the entry's name (for its versioned forms, cuCtxCreate_v4, and headers). */
+const char *api_shown_name(const struct api_entry *e, const char *found);
+
 /* Appends "FILE:LINE: NAME was removed in CUDA X.Y: use ... [api.removed]" (or "changed ...
  * [api.changed]") to notes for each error caused by an entry of the table whose version is not
  * newer than toolkit_version ("13.0.88"; NULL: every entry). Returns how many it appended. */

@@ -98,10 +98,7 @@ void compat_decide(const struct api_table *t, const char *held, const char *tool
 		if (e->nocompat) {
 			/* named as the first error names it (cusparseDcsrsv2_solve, one of the entry's
 			 * `also`), once per entry */
-			const char *name = e->name;
-			for (size_t k = 0; er->name && k < e->also.n; k++)
-				if (!strcmp(e->also.v[k], er->name))
-					name = er->name;
+			const char *name = api_shown_name(e, er->name);
 			char *tail = concat(": ", e->nocompat, NULL);
 			int said = 0;
 			for (size_t k = 0; k < d->why_not.n && !said; k++) {

@@ -86,8 +86,8 @@ sys.exit(not (e["status"] == 0 and any(n.endswith("[compat.restored]") and "inc/
 # -MD -MF: the dependency file names the user's paths, as plain nvcc -M does
 "$NVSHIM" -Iinc -c src/a.cu -o a.o -MD -MF a.d 2>err; s=$?
 "$NVCC" -Iinc -M src/a.cu -MT a.o >plain.d
-check "... -MD -MF: the dependency file is plain nvcc -M's, line for line, and the layer's headers" eval \
-	'test "$s" = 0 && grep -q "^ *inc/lib/devprop.h" a.d && cmp -s <(grep -v "/nvshim/compat/" a.d) plain.d && test "$(grep -c "/nvshim/compat/" a.d)" = 2'
+check "... -MD -MF: the dependency file is plain nvcc -M's, line for line (nvshim's own headers not in it)" eval \
+	'test "$s" = 0 && grep -q "^ *inc/lib/devprop.h" a.d && cmp -s a.d plain.d && test "$(grep -c "/nvshim/" a.d)" = 0'
 # a second source with the same header, which reads a field itself too
 "$NVSHIM" -Iinc -c src/b.cu -o b.o 2>err; s=$?
 check "b.cu (the same header, and a read of its own): builds, its copy and the headers' named" eval \
