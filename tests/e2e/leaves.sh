@@ -152,6 +152,7 @@ for proj in make cmake meson conf; do
 done
 
 # ---- through `nvshim env` alone ----
+ORIG_PATH=$PATH
 eval "$("$NVSHIM" env)"
 check "nvshim env: CC mode's directory on PATH, after nvshim's nvcc" \
 	test "$(echo "$PATH" | cut -d: -f2)" = "$(cd "$BUILD/libexec/nvshim/cc" && pwd -P)"
@@ -238,6 +239,12 @@ check "... through nvshim's g++ the compatibility layer restores it (compat.rest
 check "nvcc -Xcompiler -fdiagnostics-color=always, NVTX 2's header: plainly it fails; nvshim's moved-files retry builds it" \
 	sh -c "test ! -e plain_nvtx.o && grep -q \"\$(printf '\\033')\\[\" plain_nvtx.err && test -s nvtx.o && grep -q 'compat.layout' nvtx.err"
 cd "$WORK" || exit 1
+
+# ---- nvshim run: the same line for one command ----
+ran=$(env -u CUDAToolkit_ROOT PATH="$ORIG_PATH" "$NVSHIM" run -- sh -c 'command -v g++; command -v cc' 2>&1)
+check "nvshim run -- CMD: g++ and cc are CC mode's for CMD" \
+	test "$ran" = "$(cd "$BUILD/libexec/nvshim/cc" && pwd -P)/g++
+$(cd "$BUILD/libexec/nvshim/cc" && pwd -P)/cc"
 
 # ---- host_compilers = off: nvshim env leaves them ----
 NVSHIM_HOST_COMPILERS=off "$NVSHIM" env >"$WORK/env.off"
