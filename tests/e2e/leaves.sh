@@ -7,7 +7,8 @@
 #     (cudaDeviceProp::clockRate, removed in 13.0);
 #   - a Meson project (colours on: b_colorout=always) with dependency('cuda') and the same
 #     source;
-#   - a configure script and Makefile for a C program calling the driver API (cuCtxCreate).
+#   - a configure script and Makefile for a C program calling the driver API (cuCtxCreate);
+#   - a setuptools C++ extension taking its directories from CUDA_HOME, as PyTorch's builder does.
 # Each fails plainly on CUDA 13.0 and builds through nvshim; nothing it wrote names nvshim's
 # cache or install (readelf -d, strings, CMakeCache.txt, build.ninja's outputs); with nvshim's
 # cache removed after the build, every program still loads and runs.
@@ -129,6 +130,32 @@ echo "config.status: creating Makefile"
 EOF
 chmod +x "$P/conf/configure"
 
+# 5. setuptools: a C++ extension that takes its include, library and runtime directories from
+#    CUDA_HOME, as PyTorch's extension builder does (cudaDeviceProp::clockRate in the .cpp)
+mkdir -p "$P/setuptools"
+cat >"$P/setuptools/clockext.cpp" <<'EOF'
+#include <Python.h>
+#include <cuda_runtime.h>
+static PyObject *clock_khz(PyObject *, PyObject *)
+{
+	cudaDeviceProp p = {};
+	if (cudaGetDeviceProperties(&p, 0) != cudaSuccess)
+		return PyLong_FromLong(-1);
+	return PyLong_FromLong(p.clockRate);
+}
+static PyMethodDef methods[] = { { "clock_khz", clock_khz, METH_NOARGS, "" }, { nullptr, nullptr, 0, nullptr } };
+static struct PyModuleDef mod = { PyModuleDef_HEAD_INIT, "clockext", nullptr, -1, methods };
+PyMODINIT_FUNC PyInit_clockext(void) { return PyModule_Create(&mod); }
+EOF
+cat >"$P/setuptools/setup.py" <<'EOF'
+import os
+from setuptools import setup, Extension
+cuda = os.environ["CUDA_HOME"]
+setup(name="clockext", ext_modules=[Extension("clockext", ["clockext.cpp"], language="c++",
+      include_dirs=[cuda + "/include"], library_dirs=[cuda + "/lib64"],
+      runtime_library_dirs=[cuda + "/lib64"], libraries=["cudart"])])
+EOF
+
 # build_all DIR: each project built in a copy under DIR; out/<name>.log
 build_all() {
 	local d=$1
@@ -142,14 +169,22 @@ build_all() {
 	echo $? >"$d/meson.status"
 	( cd "$d/conf" && ./configure && make ) >"$d/conf.log" 2>&1
 	echo $? >"$d/conf.status"
+	( cd "$d/setuptools" && python3 setup.py build_ext --inplace ) >"$d/setuptools.log" 2>&1
+	echo $? >"$d/setuptools.status"
 }
+PYHAS=$(python3 -c 'import setuptools, sysconfig, os; print(int(os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))))' 2>/dev/null)
+PROJECTS="make cmake meson conf"
+[ "$PYHAS" = 1 ] && PROJECTS="$PROJECTS setuptools"
 PROGRAMS="make/app cmake/build/clock meson/build/clock conf/ctx"
+# the extension, by the name setuptools gives it
+SO_NAME=setuptools/clockext$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 
 # ---- plain: the toolkit as installed ----
 ( export CUDA_HOME="$REAL_ROOT" CUDA_PATH="$REAL_ROOT"; build_all "$WORK/plain" )
-for proj in make cmake meson conf; do
+for proj in $PROJECTS; do
 	check "plainly, the $proj project fails on CUDA 13.0" test "$(cat "$WORK/plain/$proj.status")" -ne 0
 done
+[ "$PYHAS" = 1 ] || skip "the setuptools project" "python3 has no setuptools or no Python.h"
 
 # ---- through `nvshim env` alone ----
 ORIG_PATH=$PATH
@@ -163,7 +198,7 @@ case "${CUDA_HOME:-}" in "$CACHE"/toolkit-view/*) ok "nvshim env: CUDA_HOME is t
 check "doctor: g++ and cc reach CC mode" grep -q '^host compilers: CC mode for cc c++ gcc g++' "$WORK/doctor.out"
 export NVSHIM_LOG_FILE="$WORK/log.jsonl"
 build_all "$WORK/shim"
-for proj in make cmake meson conf; do
+for proj in $PROJECTS; do
 	if [ "$(cat "$WORK/shim/$proj.status")" -eq 0 ]; then
 		ok "through nvshim env, the $proj project builds"
 	else
@@ -201,8 +236,19 @@ check "CMakeCache.txt: the CUDA libraries and include directories are the real t
 	sh -c "! grep -E '^CUDA_(cudart|cupti)_LIBRARY|^CUDAToolkit_(INCLUDE_DIR|LIBRARY_ROOT|BIN_DIR)' '$WORK/shim/cmake/build/CMakeCache.txt' | grep -q -F -e toolkit-view -e '$CACHE' &&
 		grep -q '^CUDA_cupti_LIBRARY:FILEPATH=$(dirname "$(dirname "$NVCC")")/' '$WORK/shim/cmake/build/CMakeCache.txt'"
 
+if [ "$PYHAS" = 1 ]; then
+	rp=$(readelf -d "$WORK/shim/$SO_NAME" 2>/dev/null | grep -E 'RUNPATH|RPATH')
+	check "the setuptools extension: its RUNPATH is the real toolkit's (${rp##*: })" \
+		sh -c "test -n '$rp' && ! echo '$rp' | grep -q -e toolkit-view -e '$CACHE'"
+fi
+
 # ---- the cache removed, every program still loads ----
 rm -rf "$CACHE"
+if [ "$PYHAS" = 1 ]; then
+	out=$(cd "$WORK/shim/setuptools" && env -u LD_LIBRARY_PATH python3 -c 'import clockext; print(clockext.clock_khz())' 2>&1)
+	check "the setuptools extension imports with nvshim's cache removed (clock_khz: $out)" \
+		sh -c "echo '$out' | grep -qE '^-?[0-9]+$'"
+fi
 for prog in $PROGRAMS; do
 	f="$WORK/shim/$prog"
 	if [ ! -x "$f" ]; then
