@@ -360,9 +360,29 @@ static char *view_real_root(const char *root)
 	return xstrndup(buf, (size_t)n - 9);
 }
 
+/* Where a view is gone (the cache removed since a build recorded its paths): the real root of
+ * the view this nvshim would make for `real_nvcc` when that view's path is `root` (the same
+ * <leaf>-<hash>/<leaf> below toolkit-view/: the same toolkit, unchanged), else NULL. */
+static char *view_gone_root(const char *cache_dir, const char *shim_nvcc, const char *real_nvcc,
+			    const char *root)
+{
+	if (!shim_nvcc || !real_nvcc)
+		return NULL;
+	char *would = view_path(cache_dir, real_nvcc, shim_nvcc);
+	const char *a = would ? strstr(would, "/toolkit-view/") : NULL, *b = strstr(root, "/toolkit-view/");
+	char *real = NULL;
+	if (a && b && !strcmp(a, b)) {
+		char *resolved = lrealpath(real_nvcc);
+		real = resolved ? toolkit_root(resolved) : NULL;
+		free(resolved);
+	}
+	free(would);
+	return real;
+}
+
 /* One argument with every view under `prefix` (<cache_dir>/toolkit-view/) rewritten, or NULL
  * when it names none. */
-static char *view_unmap_arg(const char *prefix, const char *arg, char **what)
+static char *view_unmap_arg(const char *prefix, const char *arg, const struct view_unmap_with *w, char **what)
 {
 	size_t plen = strlen(prefix);
 	const char *hit = strstr(arg, prefix);
@@ -381,6 +401,8 @@ static char *view_unmap_arg(const char *prefix, const char *arg, char **what)
 		if (b && blen && (*end == '\0' || *end == '/')) {
 			root = xstrndup(hit, (size_t)(end - hit));
 			real = view_real_root(root);
+			if (!real && w)
+				real = view_gone_root(w->cache_dir, w->shim_nvcc, w->real_nvcc, root);
 		}
 		if (real) {
 			strbuf_add(&out, p, (size_t)(hit - p));
@@ -405,7 +427,7 @@ static char *view_unmap_arg(const char *prefix, const char *arg, char **what)
 	return out.s;
 }
 
-size_t view_unmap(const char *cache_dir, struct argv *line, char **what)
+size_t view_unmap(const char *cache_dir, const struct view_unmap_with *w, struct argv *line, char **what)
 {
 	if (!cache_dir || !*cache_dir)
 		return 0;
@@ -418,7 +440,7 @@ size_t view_unmap(const char *cache_dir, struct argv *line, char **what)
 	for (size_t i = 0; i < line->n; i++) {
 		int hit = 0;
 		for (int k = 0; k < 2; k++) {
-			char *now = prefixes[k] ? view_unmap_arg(prefixes[k], line->v[i], what) : NULL;
+			char *now = prefixes[k] ? view_unmap_arg(prefixes[k], line->v[i], w, what) : NULL;
 			if (now) {
 				argv_replace(line, i, now);
 				free(now);

@@ -65,8 +65,17 @@ char *view_real_nvcc(const char *root);
  * /bin/nvcc), the directory its entries link to. Where the view held CUDA 12's names of what
  * CUDA 13 moved, the moved-files retry (layout.h) finds them again on the real root. Returns
  * how many arguments changed; *what (may be NULL) gets "<view> -> <root>" of the first
- * (xmalloc'ed). Every element is read: pass the arguments, not a program's path. */
+ * (xmalloc'ed). Every element is read: pass the arguments, not a program's path.
+ * A view that is gone (the cache removed after a build recorded its paths: build.ninja, a
+ * Makefile's variables) is mapped too when `w` names the pair it would be made of again: the
+ * path view_path() gives for w->real_nvcc and w->shim_nvcc is the one on the line (the same
+ * toolkit, unchanged since), so a build configured through a view builds on without it. */
 struct argv;
-size_t view_unmap(const char *cache_dir, struct argv *line, char **what);
+struct view_unmap_with {
+	const char *cache_dir;
+	const char *shim_nvcc; /* nvshim's libexec/nvshim/bin/nvcc */
+	const char *real_nvcc; /* the nvcc nvshim runs */
+};
+size_t view_unmap(const char *cache_dir, const struct view_unmap_with *w, struct argv *line, char **what);
 
 #endif

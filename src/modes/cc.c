@@ -8,7 +8,6 @@
 
 #include "base/diag.h"
 #include "base/runner.h"
-#include "machine/view.h"
 #include "upgrade/compat.h"
 #include "upgrade/compat_dryrun.h"
 #include "upgrade/layout.h"
@@ -188,8 +187,7 @@ int cc_main(const char *name, int n, char **args)
 	}
 	session_enter_child();
 	/* paths into the toolkit view (CUDA_HOME) read as the real toolkit's (view.h) */
-	char *unmapped = NULL;
-	view_unmap(s.cfg.cache_dir, &s.args, &unmapped);
+	char *unmapped = nvcc_unmap_view(&s, NULL);
 	int planned = cc_plan(&s, name, &r);
 	if (planned)
 		free(unmapped);

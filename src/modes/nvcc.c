@@ -522,6 +522,26 @@ void nvcc_say_note(const struct session *s, const char *note)
 
 /* Routine notes (CC mode's, the threads step's) are shown at verbosity verbose; every other
  * note is a rewrite. */
+char *nvcc_unmap_view(struct session *s, const char *nvcc)
+{
+	char *unmapped = NULL;
+	int views = 0;
+	for (size_t i = 0; i < s->args.n && !views; i++)
+		views = strstr(s->args.v[i], "/toolkit-view/") != NULL;
+	if (!views)
+		return NULL;
+	char *dir = locate_shim_dir(&s->self);
+	char *shim = dir ? concat(dir, "/nvcc", NULL) : NULL;
+	/* CC mode runs no nvcc for a host source: the one on PATH past nvshim, if any */
+	char *found = nvcc ? NULL : locate_on_path(&s->self, session_env, "nvcc");
+	struct view_unmap_with w = { s->cfg.cache_dir, shim, nvcc ? nvcc : found };
+	view_unmap(s->cfg.cache_dir, &w, &s->args, &unmapped);
+	free(found);
+	free(shim);
+	free(dir);
+	return unmapped;
+}
+
 void nvcc_note_unmapped(struct plan *plan, char *unmapped)
 {
 	if (unmapped)
@@ -868,8 +888,7 @@ int nvcc_main(int n, char **args)
 	/* Every nvcc nvshim starts from here on, for facts too, carries the loop guard. */
 	session_enter_child();
 	/* paths into the toolkit view (CUDA_HOME) read as the real toolkit's (view.h) */
-	char *unmapped = NULL;
-	view_unmap(s.cfg.cache_dir, &s.args, &unmapped);
+	char *unmapped = nvcc_unmap_view(&s, nvcc);
 	struct invocation inv;
 	struct nvcc_passes ps;
 	nvcc_passes_init(&ps, &s, nvcc);

@@ -76,6 +76,11 @@ char *nvcc_memory_estimates(const struct session *s);
 unsigned nvcc_threads_step(const struct session *s, const struct invocation *inv, struct plan *plan,
 			   struct threads_hold *hold, int acquire, struct nvcc_passes *ps, const char *nvcc);
 
+/* view_unmap() on the session's arguments, with the real nvcc (NULL in CC mode: the one on
+ * PATH past nvshim) for a view that is gone: what it rewrote ("<view> -> <root>", xmalloc'ed),
+ * or NULL. Nothing is looked up unless an argument names a toolkit-view/ path. */
+char *nvcc_unmap_view(struct session *s, const char *nvcc);
+
 /* The note (rule toolkit.view, a routine one) of what view_unmap() rewrote on the line; takes
  * `unmapped` (NULL: nothing was, no note). */
 void nvcc_note_unmapped(struct plan *plan, char *unmapped);
