@@ -210,3 +210,41 @@ Test(view, never_a_view_of_a_view)
 	free(nvcc);
 	free(v);
 }
+
+Test(view, unmap_reads_paths_into_a_view_as_the_real_toolkits)
+{
+	char *v = make();
+	struct argv line = ARGV_INIT;
+	char *what = NULL;
+	argv_pushf(&line, "-I%s/include", v);
+	argv_pushf(&line, "-Wl,-rpath,%s/lib64:/opt/x", v);
+	argv_pushf(&line, "%s/lib64/libcudart.so", v);
+	argv_push(&line, "-c");
+	argv_pushf(&line, "%s/toolkit-view/not-a-view", dir);
+	cr_assert_eq(view_unmap(dir, NULL, &line, &what), 3);
+	char *want0 = concat("-I", root, "/include", NULL), *want1 = concat("-Wl,-rpath,", root, "/lib64:/opt/x", NULL),
+	     *want2 = concat(root, "/lib64/libcudart.so", NULL);
+	cr_assert_str_eq(line.v[0], want0);
+	cr_assert_str_eq(line.v[1], want1);
+	cr_assert_str_eq(line.v[2], want2);
+	cr_assert_str_eq(line.v[3], "-c");
+	cr_assert(strstr(what, " -> ") && strstr(what, root), "%s", what);
+	free(what);
+	what = NULL;
+	/* the view removed: mapped only with the pair it would be made of again */
+	argv_release(&line);
+	argv_pushf(&line, "-I%s/include", v);
+	char *views = concat(dir, "/toolkit-view", NULL);
+	test_rmtree(views);
+	cr_assert_eq(view_unmap(dir, NULL, &line, &what), 0);
+	struct view_unmap_with w = { dir, self.exe, NVSHIM_TEST_NVCC };
+	cr_assert_eq(view_unmap(dir, &w, &line, &what), 1);
+	cr_assert_str_eq(line.v[0], want0);
+	free(what);
+	free(views);
+	free(want0);
+	free(want1);
+	free(want2);
+	argv_release(&line);
+	free(v);
+}
