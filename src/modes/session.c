@@ -244,9 +244,26 @@ static void guard_fault(const struct session *s, const struct plan *plan, const 
 				unlink(s->outputs.v[i]);
 }
 
+/* 1 if a note says what nvshim did (a rewrite, a retry), not only advice about the build as
+ * asked (targets.sass_only: the line runs as given). */
+static int note_acts(const char *note)
+{
+	static const char *const advice[] = { "[targets.sass_only]" };
+	size_t n = strlen(note);
+	for (size_t i = 0; i < sizeof(advice) / sizeof(advice[0]); i++) {
+		size_t k = strlen(advice[i]);
+		if (n >= k && !strcmp(note + n - k, advice[i]))
+			return 0;
+	}
+	return 1;
+}
+
 int session_guarded(const struct session *s, const struct plan *plan, int changed)
 {
-	return s->fallback.n > 0 && s->outputs.n > 0 && (changed || plan->notes.n > 0);
+	int acted = changed;
+	for (size_t i = 0; i < plan->notes.n && !acted; i++)
+		acted = note_acts(plan->notes.v[i]);
+	return s->fallback.n > 0 && s->outputs.n > 0 && acted;
 }
 
 int session_guard(struct session *s, struct plan *plan, int changed, int status, const char *hint)

@@ -110,7 +110,9 @@ elif readelf -d "$LIB" | grep -q 'NEEDED.*libasan'; then
 	# signal). nvshim run execs the command either way: the plain build's run covers it.
 	RUN_PATH="a sanitized build (the sanitizers inside nvcc's stages)"
 fi
-EXEC_ENV=(env NVSHIM_CRASH_BUNDLES=false NVSHIM_EXPLAIN_RESOURCES=false NVSHIM_EXPLAIN_API=false NVSHIM_COMPAT=off NVSHIM_MODULES=false)
+# (threads off too: with the machine idle, threads.auto passes --threads and nvshim waits to
+# give a failure back one pass at a time, which is not the exec path)
+EXEC_ENV=(env NVSHIM_CRASH_BUNDLES=false NVSHIM_EXPLAIN_RESOURCES=false NVSHIM_EXPLAIN_API=false NVSHIM_COMPAT=off NVSHIM_MODULES=false NVSHIM_THREADS=off)
 
 # A toolkit whose ptxas is a stage that goes on after nvcc has ended (as a cicc or ptxas that has
 # read its input does, or the host compiler's assembler writing the object): it runs for two
