@@ -195,7 +195,7 @@ minutes=$(( ($(date +%s) - started + 59) / 60 ))
 echo
 if [ $full = 0 ]; then
 	left=$(ctest --test-dir build-test-release -N -L full 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
-	echo "Not run here (bash tests/run-all.sh --full runs them, as CI does, in about 55 minutes):"
+	echo "Not run here (bash tests/run-all.sh --full runs them, as CI does, in about 35 minutes):"
 	echo "  - the ASan+UBSan build and the suites again under it (build-test-asan)"
 	echo "  - the suites labelled full: ${left:-none} (ctest --test-dir build-test-release -L full)"
 	echo "  - fuzzing: each tests/fuzz target for NVSHIM_FUZZ_SECONDS (20) s under libFuzzer (the corpus replays, fuzz_replay_*, did run)"
