@@ -186,7 +186,7 @@ static void doctor_routes(const struct self *self, const char *cache_dir)
  * ones on PATH): which of them reach CC mode (host_compilers, `nvshim env`) and which go around. */
 static void doctor_host_compilers(const struct session *s)
 {
-	static const char *const plain[] = { "cc", "c++", "gcc", "g++", "clang", "clang++" };
+	static const char *const plain[] = { "cc", "c++", "gcc", "g++", "clang", "clang++", NULL };
 	struct argv names = ARGV_INIT, reached = ARGV_INIT, around = ARGV_INIT;
 	argv_pushv(&names, plain);
 	for (const char *p = getenv("PATH"); p && *p;) {
