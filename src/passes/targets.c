@@ -242,9 +242,8 @@ static void driver_apply(struct arch_list *out, const struct config *cfg, const 
 			 const struct targets_context *ctx, const struct devices **devs, struct plan *plan)
 {
 	const char *from = NULL;
-	unsigned tkv = tk->major * 1000 + tk->minor * 10;
-	unsigned drv = tkv ? driver_version(cfg, &from) : 0;
-	if (!drv || tkv <= drv)
+	unsigned tkv = tk->major * 1000 + tk->minor * 10, drv = 0;
+	if (!tkv || (cfg->driver_cuda && !strcmp(cfg->driver_cuda, "off")))
 		return;
 	if (!*devs)
 		*devs = ctx->devices(ctx->devices_arg);
@@ -261,6 +260,11 @@ static void driver_apply(struct arch_list *out, const struct config *cfg, const 
 		struct arch a = { ARCH_REAL, cc, 0 };
 		if (dup || sass || !targets_run_on(out, cc) || !toolkit_accepts(tk, &a))
 			continue;
+		/* the driver is read only for a GPU whose only code is PTX */
+		if (!drv)
+			drv = driver_version(cfg, &from);
+		if (!drv || tkv <= drv)
+			return;
 		if (tk->major == drv / 1000) {
 			add_sass(out, cc);
 			plan_note(plan, "targets.driver", "added sm_%u: the only code for the GPU of compute "
